@@ -1,0 +1,59 @@
+// Argument checks for the SQL-callable functions (see args.hpp).
+#include "api/args.hpp"
+
+#include "core/rules.hpp"
+
+namespace claimqueue {
+
+void RequireArg(FunctionCallInfo fcinfo, int n, const char *what)
+{
+    if (PG_ARGISNULL(n))
+        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+                        errmsg("%s must not be NULL", what)));
+}
+
+text *TextArg(FunctionCallInfo fcinfo, int n, const char *what, bool optional)
+{
+    if (PG_ARGISNULL(n)) {
+        if (optional)
+            return nullptr;
+        RequireArg(fcinfo, n, what);
+    }
+    return PG_GETARG_TEXT_PP(n);
+}
+
+Interval *IntervalArg(FunctionCallInfo fcinfo, int n, const char *what, bool optional)
+{
+    if (PG_ARGISNULL(n)) {
+        if (optional)
+            return nullptr;
+        RequireArg(fcinfo, n, what);
+    }
+    return PG_GETARG_INTERVAL_P(n);
+}
+
+Tuplestorestate *InitScalarSRF(FunctionCallInfo fcinfo, Oid type)
+{
+    ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+    if (rsinfo == nullptr || !IsA(rsinfo, ReturnSetInfo) ||
+        (rsinfo->allowedModes & SFRM_Materialize) == 0)
+        ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                        errmsg("set-valued function called in context that cannot accept a set")));
+    MemoryContext old = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
+    TupleDesc desc = CreateTemplateTupleDesc(1);
+    TupleDescInitEntry(desc, (AttrNumber) 1, "value", type, -1, 0);
+    rsinfo->returnMode = SFRM_Materialize;
+    rsinfo->setResult = tuplestore_begin_heap(true, false, work_mem);
+    rsinfo->setDesc = desc;
+    MemoryContextSwitchTo(old);
+    return rsinfo->setResult;
+}
+
+text *QueueNameArg(FunctionCallInfo fcinfo, int n)
+{
+    text *name = TextArg(fcinfo, n, "queue name");
+    rules::CheckQueueName(View(name));
+    return name;
+}
+
+}  // namespace claimqueue

@@ -1,0 +1,32 @@
+// Argument checks shared by the SQL-callable functions: NULL and range errors
+// with the argument's name, raised before anything is changed.
+#pragma once
+
+#include "pg.hpp"
+
+#include <string_view>
+
+namespace claimqueue {
+
+// Raises 22004 "<what> must not be NULL" when argument n is NULL.
+void RequireArg(FunctionCallInfo fcinfo, int n, const char *what);
+
+// text argument n, detoasted; required unless `optional` (then NULL -> nullptr).
+text *TextArg(FunctionCallInfo fcinfo, int n, const char *what, bool optional = false);
+
+// interval argument n or nullptr when NULL and optional.
+Interval *IntervalArg(FunctionCallInfo fcinfo, int n, const char *what, bool optional = false);
+
+inline std::string_view View(const text *t)
+{
+    return std::string_view(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
+}
+
+// Sets up a materialized result of one column of type `type` (SETOF scalar
+// functions, where InitMaterializedSRF wants a row type); returns the store.
+Tuplestorestate *InitScalarSRF(FunctionCallInfo fcinfo, Oid type);
+
+// A validated queue name (22004, 22023 or 42622 on bad input).
+text *QueueNameArg(FunctionCallInfo fcinfo, int n);
+
+}  // namespace claimqueue

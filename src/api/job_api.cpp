@@ -1,0 +1,186 @@
+// SQL API, jobs: enqueue, enqueue_batch, dequeue, complete, fail, heartbeat,
+// retry, cancel, reap. Arguments are checked here, before anything changes;
+// the claim engine (src/engine) does the work.
+#include "firewall.hpp"
+
+#include "api/args.hpp"
+#include "core/rules.hpp"
+#include "engine/claim.hpp"
+#include "engine/clock.hpp"
+#include "engine/enqueue.hpp"
+
+using namespace claimqueue;
+
+namespace {
+
+int64 JobIdArg(FunctionCallInfo fcinfo, int n)
+{
+    RequireArg(fcinfo, n, "job id");
+    return PG_GETARG_INT64(n);
+}
+
+int32 AttemptArg(FunctionCallInfo fcinfo, int n)
+{
+    RequireArg(fcinfo, n, "attempt");
+    int32 attempt = PG_GETARG_INT32(n);
+    if (attempt < 1)
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("attempt %d is not a claim's attempt", attempt),
+                        errhint("Pass the attempt that dequeue() returned with the job; it "
+                                "starts at 1.")));
+    return attempt;
+}
+
+// The options enqueue and enqueue_batch share: run_at (n), priority (n+1), max_attempts (n+2).
+NewJob JobOptions(FunctionCallInfo fcinfo, int n)
+{
+    NewJob job = {};
+    job.run_at_null = PG_ARGISNULL(n);
+    job.run_at = job.run_at_null ? 0 : PG_GETARG_DATUM(n);
+    if (!job.run_at_null && TIMESTAMP_NOT_FINITE(PG_GETARG_TIMESTAMPTZ(n)))
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("run_at must be a finite timestamp")));
+    RequireArg(fcinfo, n + 1, "priority");
+    rules::CheckPriority(PG_GETARG_INT32(n + 1));
+    job.priority = PG_GETARG_INT32(n + 1);
+    job.max_attempts_null = PG_ARGISNULL(n + 2);
+    if (!job.max_attempts_null) {
+        rules::CheckMaxAttempts(PG_GETARG_INT32(n + 2));
+        job.max_attempts = PG_GETARG_DATUM(n + 2);
+    }
+    return job;
+}
+
+}  // namespace
+
+// enqueue(queue, payload, run_at, priority, max_attempts, dedup_key) -> id
+CQ_FUNCTION(cq_enqueue)
+{
+    text *queue = QueueNameArg(fcinfo, 0);
+    RequireArg(fcinfo, 1, "payload");
+    NewJob job = JobOptions(fcinfo, 2);
+    job.payload = PG_GETARG_DATUM(1);
+    text *dedup_key = TextArg(fcinfo, 5, "dedup_key", true);
+    if (dedup_key)
+        rules::CheckDedupKey(View(dedup_key));
+    PG_RETURN_INT64(EnqueueJob(queue, job, dedup_key));
+}
+
+// enqueue_batch(queue, payloads jsonb[], run_at, priority, max_attempts) -> SETOF id
+CQ_FUNCTION(cq_enqueue_batch)
+{
+    text *queue = QueueNameArg(fcinfo, 0);
+    RequireArg(fcinfo, 1, "payloads");
+    ArrayType *payloads = PG_GETARG_ARRAYTYPE_P(1);
+    if (ARR_NDIM(payloads) > 1)
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("payloads must be a one-dimensional array, not %d-dimensional",
+                               ARR_NDIM(payloads))));
+    if (array_contains_nulls(payloads))
+        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+                        errmsg("payloads must not contain NULL elements"),
+                        errhint("Use '{}' for a job without data.")));
+    NewJob common = JobOptions(fcinfo, 2);
+
+    Tuplestorestate *out = InitScalarSRF(fcinfo, INT8OID);
+    ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+    int64 *ids;
+    int n = EnqueueBatch(queue, PointerGetDatum(payloads), common, &ids);
+    for (int i = 0; i < n; i++) {
+        Datum value = Int64GetDatum(ids[i]);
+        bool isnull = false;
+        tuplestore_putvalues(out, rsinfo->setDesc, &value, &isnull);
+    }
+    return (Datum) 0;
+}
+
+// dequeue(queue, worker, batch, lease) -> claimed jobs
+CQ_FUNCTION(cq_dequeue)
+{
+    text *queue = QueueNameArg(fcinfo, 0);
+    text *worker = TextArg(fcinfo, 1, "worker");
+    rules::CheckWorkerName(View(worker));
+    RequireArg(fcinfo, 2, "batch");
+    rules::CheckBatch(PG_GETARG_INT32(2));
+    Interval *lease = IntervalArg(fcinfo, 3, "lease", true);
+    if (lease)
+        rules::CheckLease("lease", IntervalUsec(lease));
+    RequireReadCommitted("dequeue()");
+
+    InitMaterializedSRF(fcinfo, 0);
+    ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+    ClaimJobs(queue, worker, PG_GETARG_INT32(2), lease, rsinfo->setResult, rsinfo->setDesc);
+    return (Datum) 0;
+}
+
+// complete(id, attempt)
+CQ_FUNCTION(cq_complete)
+{
+    int64 id = JobIdArg(fcinfo, 0);
+    CompleteJob(id, AttemptArg(fcinfo, 1));
+    PG_RETURN_VOID();
+}
+
+// fail(id, attempt, error, retry_in) -> 'ready' | 'failed'
+CQ_FUNCTION(cq_fail)
+{
+    int64 id = JobIdArg(fcinfo, 0);
+    int32 attempt = AttemptArg(fcinfo, 1);
+    text *error = TextArg(fcinfo, 2, "error", true);
+    Interval *retry_in = IntervalArg(fcinfo, 3, "retry_in", true);
+    if (retry_in)
+        rules::CheckDelay("retry_in", IntervalUsec(retry_in));
+    PG_RETURN_TEXT_P(cstring_to_text(FailJob(id, attempt, error, retry_in)));
+}
+
+// heartbeat(id, attempt, extend) -> new lease expiry
+CQ_FUNCTION(cq_heartbeat)
+{
+    int64 id = JobIdArg(fcinfo, 0);
+    int32 attempt = AttemptArg(fcinfo, 1);
+    Interval *extend = IntervalArg(fcinfo, 2, "extend", true);
+    if (extend)
+        rules::CheckLease("extend", IntervalUsec(extend));
+    PG_RETURN_TIMESTAMPTZ(HeartbeatJob(id, attempt, extend));
+}
+
+// retry(id, run_at)
+CQ_FUNCTION(cq_retry)
+{
+    int64 id = JobIdArg(fcinfo, 0);
+    bool run_at_null = PG_ARGISNULL(1);
+    if (!run_at_null && TIMESTAMP_NOT_FINITE(PG_GETARG_TIMESTAMPTZ(1)))
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("run_at must be a finite timestamp")));
+    RetryJob(id, run_at_null ? 0 : PG_GETARG_DATUM(1), run_at_null);
+    PG_RETURN_VOID();
+}
+
+// cancel(id)
+CQ_FUNCTION(cq_cancel)
+{
+    CancelJob(JobIdArg(fcinfo, 0));
+    PG_RETURN_VOID();
+}
+
+// reap(queue) -> jobs whose expired lease was returned
+CQ_FUNCTION(cq_reap)
+{
+    text *queue = nullptr;
+    if (!PG_ARGISNULL(0))
+        queue = QueueNameArg(fcinfo, 0);
+    RequireReadCommitted("reap()");
+    PG_RETURN_INT64(ReapExpired(queue));
+}
+
+// claimqueue.explain_claim(queue, batch): the plan dequeue() uses (for tests)
+CQ_FUNCTION(cq_explain_claim)
+{
+    text *queue = QueueNameArg(fcinfo, 0);
+    RequireArg(fcinfo, 1, "batch");
+    rules::CheckBatch(PG_GETARG_INT32(1));
+    Tuplestorestate *out = InitScalarSRF(fcinfo, TEXTOID);
+    ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+    ExplainClaim(queue, PG_GETARG_INT32(1), out, rsinfo->setDesc);
+    return (Datum) 0;
+}

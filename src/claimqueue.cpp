@@ -1,0 +1,41 @@
+// Module entry: _PG_init (settings) and the shared_preload_libraries check.
+#include "firewall.hpp"
+
+#include "engine/clock.hpp"
+
+extern "C" {
+PG_MODULE_MAGIC;
+void _PG_init(void);
+}
+
+namespace {
+// True when this library was loaded by shared_preload_libraries; forked
+// backends inherit the postmaster's copy of this flag.
+bool loaded_at_preload = false;
+}  // namespace
+
+extern "C" void _PG_init(void)
+{
+    loaded_at_preload = process_shared_preload_libraries_in_progress;
+
+    DefineCustomIntVariable(
+        "claimqueue.debug_clock_offset",
+        "Moves claimqueue's clock by this much (testing only).",
+        "Shifts run_at, lease and backoff times for this session so tests need not sleep.",
+        &claimqueue::debug_clock_offset_seconds, 0, -INT_MAX, INT_MAX, PGC_SUSET,
+        GUC_UNIT_S | GUC_NOT_IN_SAMPLE, nullptr, nullptr, nullptr);
+
+    MarkGUCPrefixReserved("claimqueue");
+}
+
+// claimqueue.check_preload(): WARNING unless preloaded; returns whether it was.
+CQ_FUNCTION(cq_check_preload)
+{
+    if (!loaded_at_preload)
+        ereport(WARNING,
+                (errmsg("claimqueue is not in shared_preload_libraries"),
+                 errdetail("Without it no background worker returns jobs whose lease expired."),
+                 errhint("Add claimqueue to shared_preload_libraries in postgresql.conf and "
+                         "restart the server; until then call reap() yourself.")));
+    PG_RETURN_BOOL(loaded_at_preload);
+}

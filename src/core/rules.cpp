@@ -1,0 +1,149 @@
+// Queue rules without database access (see rules.hpp).
+#include "core/rules.hpp"
+
+#include <string>
+
+#include "core/error.hpp"
+
+namespace claimqueue::rules {
+namespace {
+
+std::string Quoted(std::string_view value)
+{
+    std::string out = "\"";
+    // Keep messages readable when a caller passes something enormous.
+    constexpr size_t kShown = 80;
+    out.append(value.substr(0, kShown));
+    if (value.size() > kShown)
+        out.append("...");
+    out.push_back('"');
+    return out;
+}
+
+bool IsNameStart(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+bool IsNameChar(char c)
+{
+    return IsNameStart(c) || c == '.' || c == '-';
+}
+
+void CheckLabel(const char *what, std::string_view value, size_t max_bytes)
+{
+    if (value.empty())
+        throw Error(sqlstate::kInvalidParameterValue, std::string(what) + " must not be empty");
+    if (value.size() > max_bytes)
+        throw Error(sqlstate::kNameTooLong,
+                    std::string(what) + " " + Quoted(value) + " is too long",
+                    "It is " + std::to_string(value.size()) + " bytes; the limit is " +
+                        std::to_string(max_bytes) + " bytes.");
+}
+
+}  // namespace
+
+void CheckQueueName(std::string_view name)
+{
+    const char *kHint =
+        "Queue names are 1 to 63 bytes of lower-case letters, digits, '_', '.' and '-', "
+        "starting with a letter, digit or '_'.";
+    if (name.empty())
+        throw Error(sqlstate::kInvalidParameterValue, "queue name must not be empty", {}, kHint);
+    if (name.size() > static_cast<size_t>(kMaxQueueNameBytes))
+        throw Error(sqlstate::kNameTooLong, "queue name " + Quoted(name) + " is too long",
+                    "It is " + std::to_string(name.size()) + " bytes; the limit is " +
+                        std::to_string(kMaxQueueNameBytes) + " bytes.",
+                    kHint);
+    bool ok = IsNameStart(name[0]);
+    for (char c : name)
+        ok = ok && IsNameChar(c);
+    if (!ok)
+        throw Error(sqlstate::kInvalidParameterValue, "invalid queue name " + Quoted(name), {},
+                    kHint);
+}
+
+void CheckWorkerName(std::string_view worker)
+{
+    CheckLabel("worker name", worker, kMaxWorkerNameBytes);
+}
+
+void CheckDedupKey(std::string_view key)
+{
+    CheckLabel("dedup_key", key, kMaxDedupKeyBytes);
+}
+
+void CheckPriority(int64_t priority)
+{
+    if (priority < kMinPriority || priority > kMaxPriority)
+        throw Error(sqlstate::kNumericValueOutOfRange,
+                    "priority " + std::to_string(priority) + " is out of range",
+                    {},
+                    "Priorities run from " + std::to_string(kMinPriority) + " to " +
+                        std::to_string(kMaxPriority) + "; higher runs first, 0 is the default.");
+}
+
+void CheckBatch(int64_t batch)
+{
+    if (batch < 1 || batch > kMaxBatch)
+        throw Error(sqlstate::kNumericValueOutOfRange,
+                    "batch " + std::to_string(batch) + " is out of range", {},
+                    "A dequeue claims between 1 and " + std::to_string(kMaxBatch) + " jobs.");
+}
+
+void CheckMaxAttempts(int64_t max_attempts)
+{
+    if (max_attempts < 1 || max_attempts > kMaxAttemptsLimit)
+        throw Error(sqlstate::kNumericValueOutOfRange,
+                    "max_attempts " + std::to_string(max_attempts) + " is out of range", {},
+                    "max_attempts runs from 1 to " + std::to_string(kMaxAttemptsLimit) + ".");
+}
+
+void CheckLease(const char *what, int64_t usec)
+{
+    if (usec <= 0)
+        throw Error(sqlstate::kInvalidParameterValue,
+                    std::string(what) + " must be positive", {},
+                    "Give an interval such as '30 seconds'.");
+    if (usec > kMaxLeaseUsec)
+        throw Error(sqlstate::kInvalidParameterValue,
+                    std::string(what) + " is longer than 365 days", {},
+                    "Use a shorter lease and extend it with heartbeat().");
+}
+
+void CheckDelay(const char *what, int64_t usec)
+{
+    if (usec < 0)
+        throw Error(sqlstate::kInvalidParameterValue, std::string(what) + " must not be negative");
+    if (usec > kMaxDelayUsec)
+        throw Error(sqlstate::kInvalidParameterValue,
+                    std::string(what) + " is longer than 100 years");
+}
+
+void CheckBackoffBounds(int64_t base_usec, int64_t cap_usec)
+{
+    if (cap_usec < base_usec)
+        throw Error(sqlstate::kInvalidParameterValue,
+                    "backoff_cap must not be smaller than backoff_base", {},
+                    "Raise backoff_cap or lower backoff_base.");
+}
+
+int64_t BackoffUsec(int attempts_made, int64_t base_usec, int64_t cap_usec, double unit_random)
+{
+    if (base_usec <= 0 || cap_usec <= 0)
+        return 0;
+    if (attempts_made < 1)
+        attempts_made = 1;
+    if (unit_random < 0.0 || !(unit_random < 1.0))
+        unit_random = 0.0;
+    // Double until the cap is reached; stops early, so no overflow.
+    int64_t d = base_usec;
+    for (int i = 1; i < attempts_made && d < cap_usec; i++)
+        d = (d > cap_usec / 2) ? cap_usec : d * 2;
+    if (d > cap_usec)
+        d = cap_usec;
+    const int64_t half = d / 2;
+    return half + static_cast<int64_t>(unit_random * static_cast<double>(d - half));
+}
+
+}  // namespace claimqueue::rules

@@ -1,0 +1,50 @@
+// Queue rules that need no database: name validation, documented limits and
+// the retry backoff. Pure C++, unit-tested with GoogleTest (test/unit).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace claimqueue::rules {
+
+// Documented limits (README, "Limits"). Changing one is an API change.
+inline constexpr int kMaxQueueNameBytes = 63;
+inline constexpr int kMaxWorkerNameBytes = 200;
+inline constexpr int kMaxDedupKeyBytes = 512;
+inline constexpr int kMinPriority = -100;
+inline constexpr int kMaxPriority = 100;
+inline constexpr int kMaxBatch = 1000;
+inline constexpr int kMaxAttemptsLimit = 10000;
+inline constexpr int64_t kUsecPerSecond = 1000000;
+inline constexpr int64_t kUsecPerDay = 86400 * kUsecPerSecond;
+inline constexpr int64_t kMaxLeaseUsec = 365 * kUsecPerDay;      // leases and extensions
+inline constexpr int64_t kMaxDelayUsec = 100 * 365 * kUsecPerDay;  // backoff, retry_in, retention
+
+// Throws claimqueue::Error (22023 or 42622) unless `name` is 1..63 bytes of
+// [a-z0-9_.-] starting with a letter, digit or underscore.
+void CheckQueueName(std::string_view name);
+
+// Throws unless the worker label is 1..200 bytes.
+void CheckWorkerName(std::string_view worker);
+
+// Throws unless the dedup key is 1..512 bytes.
+void CheckDedupKey(std::string_view key);
+
+// Range checks; `what` names the argument in the message.
+void CheckPriority(int64_t priority);
+void CheckBatch(int64_t batch);
+void CheckMaxAttempts(int64_t max_attempts);
+// A lease or lease extension: strictly positive, at most kMaxLeaseUsec.
+void CheckLease(const char *what, int64_t usec);
+// A delay (backoff, retry_in, retention): zero or positive, at most kMaxDelayUsec.
+void CheckDelay(const char *what, int64_t usec);
+// backoff_cap must not be below backoff_base.
+void CheckBackoffBounds(int64_t base_usec, int64_t cap_usec);
+
+// Delay before the next try after `attempts_made` failed attempts (>= 1):
+// d = min(cap, base * 2^(attempts_made - 1)), then "equal jitter":
+// d/2 + unit_random * d/2, with unit_random in [0, 1). Never exceeds cap,
+// never below half of d, never overflows.
+int64_t BackoffUsec(int attempts_made, int64_t base_usec, int64_t cap_usec, double unit_random);
+
+}  // namespace claimqueue::rules

@@ -1,0 +1,305 @@
+// The claim engine (see claim.hpp).
+#include "engine/claim.hpp"
+
+extern "C" {
+#include "common/pg_prng.h"
+}
+
+#include "core/rules.hpp"
+#include "engine/clock.hpp"
+#include "engine/queues.hpp"
+#include "engine/statement.hpp"
+#include "errors.h"
+
+namespace claimqueue {
+namespace {
+
+// The claim: lock up to $3 ready, due jobs in claim order, skipping rows other
+// sessions hold, and mark them running in the same statement. The ready index
+// (queue_id, priority DESC, run_at, id) WHERE state = 'ready' serves both the
+// filter and the order, so finished jobs are never visited.
+#define CQ_CLAIM_SQL                                                                          \
+    "WITH q AS (SELECT queue_id, lease FROM claimqueue.queues WHERE name = $1),"               \
+    " candidate AS ("                                                                          \
+    "   SELECT j.id FROM claimqueue.jobs j"                                                    \
+    "   WHERE j.queue_id = (SELECT queue_id FROM q) AND j.state = 'ready' AND j.run_at <= $4" \
+    "   ORDER BY j.priority DESC, j.run_at, j.id"                                              \
+    "   LIMIT $3"                                                                              \
+    "   FOR UPDATE OF j SKIP LOCKED),"                                                         \
+    " claimed AS ("                                                                            \
+    "   UPDATE claimqueue.jobs j"                                                              \
+    "   SET state = 'running', attempt = j.attempt + 1, worker = $2, started_at = $4,"         \
+    "       lease_expires_at = $4 + coalesce($5, (SELECT lease FROM q))"                       \
+    "   FROM candidate c WHERE j.id = c.id"                                                    \
+    "   RETURNING j.id, j.payload, j.attempt, j.max_attempts, j.priority, j.lease_expires_at," \
+    "             j.created_at, j.run_at)"                                                     \
+    " SELECT id, payload, attempt, max_attempts, priority::integer, lease_expires_at, created_at" \
+    " FROM claimed ORDER BY priority DESC, run_at, id"
+
+Statement kClaim = {CQ_CLAIM_SQL, 5,
+                    {TEXTOID, TEXTOID, INT4OID, TIMESTAMPTZOID, INTERVALOID}, nullptr};
+
+Statement kComplete = {
+    "UPDATE claimqueue.jobs SET state = 'done', finished_at = $3, lease_expires_at = NULL"
+    " WHERE id = $1 AND attempt = $2 AND state = 'running'",
+    3, {INT8OID, INT4OID, TIMESTAMPTZOID}, nullptr};
+
+Statement kJobState = {
+    "SELECT state, attempt FROM claimqueue.jobs WHERE id = $1", 1, {INT8OID}, nullptr};
+
+Statement kLockForFail = {
+    "SELECT j.attempt, j.max_attempts, q.backoff_base, q.backoff_cap"
+    " FROM claimqueue.jobs j JOIN claimqueue.queues q ON q.queue_id = j.queue_id"
+    " WHERE j.id = $1 AND j.attempt = $2 AND j.state = 'running' FOR UPDATE OF j",
+    2, {INT8OID, INT4OID}, nullptr};
+
+Statement kRecordFailure = {
+    "UPDATE claimqueue.jobs SET state = $2, run_at = coalesce($3, run_at), last_error = $4,"
+    " finished_at = $5, lease_expires_at = NULL WHERE id = $1",
+    5, {INT8OID, TEXTOID, TIMESTAMPTZOID, TEXTOID, TIMESTAMPTZOID}, nullptr};
+
+Statement kHeartbeat = {
+    "UPDATE claimqueue.jobs j SET lease_expires_at = $3 + coalesce($4,"
+    "   (SELECT q.lease FROM claimqueue.queues q WHERE q.queue_id = j.queue_id))"
+    " WHERE j.id = $1 AND j.attempt = $2 AND j.state = 'running' RETURNING j.lease_expires_at",
+    4, {INT8OID, INT4OID, TIMESTAMPTZOID, INTERVALOID}, nullptr};
+
+Statement kRetry = {
+    "UPDATE claimqueue.jobs SET state = 'ready', run_at = $2, finished_at = NULL,"
+    " lease_expires_at = NULL, max_attempts = greatest(max_attempts, attempt + 1)"
+    " WHERE id = $1 AND state IN ('failed', 'cancelled')",
+    2, {INT8OID, TIMESTAMPTZOID}, nullptr};
+
+Statement kCancel = {
+    "UPDATE claimqueue.jobs SET state = 'cancelled', finished_at = $2, lease_expires_at = NULL"
+    " WHERE id = $1 AND state IN ('ready', 'running')",
+    2, {INT8OID, TIMESTAMPTZOID}, nullptr};
+
+Statement kLockExpired = {
+    "SELECT j.id, j.attempt, j.max_attempts, q.backoff_base, q.backoff_cap"
+    " FROM claimqueue.jobs j JOIN claimqueue.queues q ON q.queue_id = j.queue_id"
+    " WHERE j.state = 'running' AND j.lease_expires_at < $1 AND ($2::text IS NULL OR q.name = $2)"
+    " ORDER BY j.lease_expires_at LIMIT $3 FOR UPDATE OF j SKIP LOCKED",
+    3, {TIMESTAMPTZOID, TEXTOID, INT4OID}, nullptr};
+
+Statement kReturnExpired = {
+    "UPDATE claimqueue.jobs j SET state = u.state, run_at = coalesce(u.run_at, j.run_at),"
+    " finished_at = CASE WHEN u.state = 'failed' THEN $4 END, lease_expires_at = NULL,"
+    " last_error = 'lease expired (worker ' || coalesce(j.worker, '?') || ', attempt '"
+    "              || j.attempt::text || ')'"
+    " FROM unnest($1::bigint[], $2::text[], $3::timestamptz[]) AS u(id, state, run_at)"
+    " WHERE j.id = u.id",
+    4, {INT8ARRAYOID, TEXTARRAYOID, TIMESTAMPTZARRAYOID, TIMESTAMPTZOID}, nullptr};
+
+constexpr int kReapBatch = 1000;
+
+// Called when a fenced UPDATE matched nothing: says why, with the right code.
+[[noreturn]] void ReportNotHeld(int64 id, int32 attempt, const char *action)
+{
+    Datum args[1] = {Int64GetDatum(id)};
+    if (Execute(&kJobState, args, nullptr, 1) == 0)
+        ereport(ERROR, (errcode(ERRCODE_CQ_JOB_NOT_FOUND),
+                        errmsg("job %lld does not exist", (long long) id)));
+    char *state = TextDatumGetCString(ResultValue(0, 1));
+    int32 current = DatumGetInt32(ResultValue(0, 2));
+    ereport(ERROR,
+            (errcode(ERRCODE_CQ_STALE_CLAIM),
+             errmsg("cannot %s job %lld: attempt %d no longer holds it", action, (long long) id,
+                    attempt),
+             errdetail("The job is %s and its latest attempt is %d.", state, current),
+             errhint("The lease of attempt %d expired and the job was reclaimed, or it was "
+                     "finished or cancelled. Discard this attempt's work and roll back.",
+                     attempt)));
+    pg_unreachable();
+}
+
+// For retry and cancel: the job is missing or in a state the action does not take.
+[[noreturn]] void ReportWrongState(int64 id, const char *action, const char *allowed)
+{
+    Datum args[1] = {Int64GetDatum(id)};
+    if (Execute(&kJobState, args, nullptr, 1) == 0)
+        ereport(ERROR, (errcode(ERRCODE_CQ_JOB_NOT_FOUND),
+                        errmsg("job %lld does not exist", (long long) id)));
+    char *state = TextDatumGetCString(ResultValue(0, 1));
+    ereport(ERROR, (errcode(ERRCODE_CQ_JOB_STATE_CONFLICT),
+                    errmsg("cannot %s job %lld: it is %s", action, (long long) id, state),
+                    errhint("%s applies to %s jobs.", action, allowed)));
+    pg_unreachable();
+}
+
+TimestampTz AfterBackoff(TimestampTz now, int attempts_made, Datum base, Datum cap)
+{
+    int64 delay = rules::BackoffUsec(attempts_made, IntervalUsec(DatumGetIntervalP(base)),
+                                     IntervalUsec(DatumGetIntervalP(cap)),
+                                     pg_prng_double(&pg_global_prng_state));
+    return now + delay;
+}
+
+}  // namespace
+
+void RequireReadCommitted(const char *function)
+{
+    if (IsolationUsesXactSnapshot())
+        ereport(ERROR,
+                (errcode(ERRCODE_CQ_ISOLATION_NOT_SUPPORTED),
+                 errmsg("%s cannot run under %s isolation", function,
+                        IsolationIsSerializable() ? "SERIALIZABLE" : "REPEATABLE READ"),
+                 errdetail("A claim must see jobs committed after the transaction began and skip "
+                           "rows locked by others; a transaction snapshot does neither."),
+                 errhint("Run %s in a READ COMMITTED transaction.", function)));
+}
+
+uint64 ClaimJobs(text *queue, text *worker, int32 batch, Interval *lease, Tuplestorestate *out,
+                 TupleDesc out_desc)
+{
+    ConnectSpi();
+    Datum args[5] = {PointerGetDatum(queue), PointerGetDatum(worker), Int32GetDatum(batch),
+                     TimestampTzGetDatum(ClockNow()), PointerGetDatum(lease)};
+    const char *nulls = lease ? nullptr : "    n";
+    uint64 n = Execute(&kClaim, args, nulls);
+    if (n == 0)
+        RequireQueueExists(queue);  // empty because unknown, or just nothing claimable
+    Datum values[7];
+    bool isnull[7];
+    for (uint64 row = 0; row < n; row++) {
+        for (int col = 0; col < 7; col++)
+            values[col] = ResultValue(row, col + 1, &isnull[col]);
+        tuplestore_putvalues(out, out_desc, values, isnull);
+    }
+    FinishSpi();
+    return n;
+}
+
+void CompleteJob(int64 id, int32 attempt)
+{
+    ConnectSpi();
+    Datum args[3] = {Int64GetDatum(id), Int32GetDatum(attempt), TimestampTzGetDatum(ClockNow())};
+    if (Execute(&kComplete, args, nullptr) != 1)
+        ReportNotHeld(id, attempt, "complete");
+    FinishSpi();
+}
+
+const char *FailJob(int64 id, int32 attempt, text *error, Interval *retry_in)
+{
+    ConnectSpi();
+    Datum key[2] = {Int64GetDatum(id), Int32GetDatum(attempt)};
+    if (Execute(&kLockForFail, key, nullptr) != 1)
+        ReportNotHeld(id, attempt, "fail");
+    int32 max_attempts = DatumGetInt32(ResultValue(0, 2));
+    TimestampTz now = ClockNow();
+    bool dead = attempt >= max_attempts;
+    TimestampTz next_run = 0;
+    if (!dead)
+        next_run = retry_in ? now + IntervalUsec(retry_in)
+                            : AfterBackoff(now, attempt, ResultValue(0, 3), ResultValue(0, 4));
+    const char *state = dead ? "failed" : "ready";
+    Datum args[5] = {Int64GetDatum(id), CStringGetTextDatum(state),
+                     TimestampTzGetDatum(next_run), PointerGetDatum(error),
+                     TimestampTzGetDatum(now)};
+    char nulls[6] = "     ";
+    if (dead)
+        nulls[2] = 'n';
+    else
+        nulls[4] = 'n';
+    if (error == nullptr)
+        nulls[3] = 'n';
+    Execute(&kRecordFailure, args, nulls);
+    FinishSpi();
+    return state;
+}
+
+TimestampTz HeartbeatJob(int64 id, int32 attempt, Interval *extend)
+{
+    ConnectSpi();
+    Datum args[4] = {Int64GetDatum(id), Int32GetDatum(attempt), TimestampTzGetDatum(ClockNow()),
+                     PointerGetDatum(extend)};
+    const char *nulls = extend ? nullptr : "   n";
+    if (Execute(&kHeartbeat, args, nulls) != 1)
+        ReportNotHeld(id, attempt, "heartbeat");
+    TimestampTz expires = DatumGetTimestampTz(ResultValue(0, 1));
+    FinishSpi();
+    return expires;
+}
+
+void RetryJob(int64 id, Datum run_at, bool run_at_null)
+{
+    ConnectSpi();
+    Datum args[2] = {Int64GetDatum(id),
+                     run_at_null ? TimestampTzGetDatum(ClockNow()) : run_at};
+    if (Execute(&kRetry, args, nullptr) != 1)
+        ReportWrongState(id, "retry", "failed and cancelled");
+    FinishSpi();
+}
+
+void CancelJob(int64 id)
+{
+    ConnectSpi();
+    Datum args[2] = {Int64GetDatum(id), TimestampTzGetDatum(ClockNow())};
+    if (Execute(&kCancel, args, nullptr) != 1)
+        ReportWrongState(id, "cancel", "ready and running");
+    FinishSpi();
+}
+
+int64 ReapExpired(text *queue)
+{
+    ConnectSpi();
+    TimestampTz now = ClockNow();
+    Datum find[3] = {TimestampTzGetDatum(now), PointerGetDatum(queue), Int32GetDatum(kReapBatch)};
+    const char *find_nulls = queue ? nullptr : " n ";
+    int64 total = 0;
+    for (;;) {
+        uint64 n = Execute(&kLockExpired, find, find_nulls);
+        if (n == 0)
+            break;
+        Datum *ids = (Datum *) palloc(sizeof(Datum) * n);
+        Datum *states = (Datum *) palloc(sizeof(Datum) * n);
+        Datum *run_ats = (Datum *) palloc(sizeof(Datum) * n);
+        bool *run_at_nulls = (bool *) palloc(sizeof(bool) * n);
+        for (uint64 i = 0; i < n; i++) {
+            int32 attempt = DatumGetInt32(ResultValue(i, 2));
+            bool dead = attempt >= DatumGetInt32(ResultValue(i, 3));
+            ids[i] = ResultValue(i, 1);
+            states[i] = CStringGetTextDatum(dead ? "failed" : "ready");
+            run_at_nulls[i] = dead;
+            run_ats[i] = dead ? 0
+                              : TimestampTzGetDatum(AfterBackoff(now, attempt, ResultValue(i, 4),
+                                                                 ResultValue(i, 5)));
+        }
+        int dims[1] = {(int) n};
+        int lbs[1] = {1};
+        Datum update[4] = {
+            PointerGetDatum(construct_array(ids, (int) n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)),
+            PointerGetDatum(construct_array(states, (int) n, TEXTOID, -1, false, TYPALIGN_INT)),
+            PointerGetDatum(construct_md_array(run_ats, run_at_nulls, 1, dims, lbs, TIMESTAMPTZOID,
+                                               8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)),
+            TimestampTzGetDatum(now)};
+        Execute(&kReturnExpired, update, nullptr);
+        total += (int64) n;
+        if (n < (uint64) kReapBatch)
+            break;
+    }
+    FinishSpi();
+    if (total > 0)
+        ereport(LOG, (errmsg("claimqueue: reaped %lld expired leases", (long long) total)));
+    return total;
+}
+
+void ExplainClaim(text *queue, int32 batch, Tuplestorestate *out, TupleDesc out_desc)
+{
+    ConnectSpi();
+    // Planned with these values, as dequeue()'s first executions are.
+    Statement explain = {"EXPLAIN (COSTS OFF) " CQ_CLAIM_SQL, 5,
+                         {TEXTOID, TEXTOID, INT4OID, TIMESTAMPTZOID, INTERVALOID}, nullptr};
+    Datum args[5] = {PointerGetDatum(queue), CStringGetTextDatum("explain"), Int32GetDatum(batch),
+                     TimestampTzGetDatum(ClockNow()), 0};
+    uint64 n = Execute(&explain, args, "    n");
+    for (uint64 row = 0; row < n; row++) {
+        bool isnull;
+        Datum line = ResultValue(row, 1, &isnull);
+        tuplestore_putvalues(out, out_desc, &line, &isnull);
+    }
+    SPI_freeplan(explain.plan);
+    FinishSpi();
+}
+
+}  // namespace claimqueue

@@ -1,0 +1,38 @@
+// The claim engine: the job state machine behind dequeue, complete, fail,
+// heartbeat, retry, cancel and reap. Every transition out of `running` names
+// the attempt it belongs to (the fencing token) and changes nothing when the
+// job is no longer running under it.
+#pragma once
+
+#include "pg.hpp"
+
+namespace claimqueue {
+
+// Claims up to `batch` ready jobs of `queue` with FOR UPDATE SKIP LOCKED and
+// the state change in one statement; appends one row per job to `out`
+// (columns as dequeue() returns them). `lease` may be NULL (queue default).
+uint64 ClaimJobs(text *queue, text *worker, int32 batch, Interval *lease,
+                 Tuplestorestate *out, TupleDesc out_desc);
+
+void CompleteJob(int64 id, int32 attempt);
+
+// Returns "ready" (retried after a backoff or `retry_in`) or "failed".
+const char *FailJob(int64 id, int32 attempt, text *error, Interval *retry_in);
+
+TimestampTz HeartbeatJob(int64 id, int32 attempt, Interval *extend);
+
+void RetryJob(int64 id, Datum run_at, bool run_at_null);
+
+void CancelJob(int64 id);
+
+// Returns expired leases to ready (with backoff) or to failed when their
+// attempts are used up, in batches; `queue` may be NULL (all queues).
+int64 ReapExpired(text *queue);
+
+// The claim statement's plan, as EXPLAIN (COSTS OFF) prints it.
+void ExplainClaim(text *queue, int32 batch, Tuplestorestate *out, TupleDesc out_desc);
+
+// Raises QC005 unless the transaction runs at READ COMMITTED.
+void RequireReadCommitted(const char *function);
+
+}  // namespace claimqueue

@@ -1,0 +1,115 @@
+// Enqueue (see enqueue.hpp). The queue name is locked in SHARE mode first, so
+// drop_queue (EXCLUSIVE) can never leave a job behind in a dropped queue.
+#include "engine/enqueue.hpp"
+
+#include <algorithm>
+
+#include "engine/clock.hpp"
+#include "engine/queue_locks.hpp"
+#include "engine/queues.hpp"
+#include "engine/statement.hpp"
+#include "errors.h"
+
+namespace claimqueue {
+namespace {
+
+#define CQ_INSERT_JOB                                                                    \
+    "INSERT INTO claimqueue.jobs (queue_id, payload, run_at, priority, max_attempts, "   \
+    "created_at, dedup_key) "                                                            \
+    "SELECT q.queue_id, $2, coalesce($3, $6), $4, coalesce($5, q.max_attempts), $6, $7 " \
+    "FROM claimqueue.queues q WHERE q.name = $1"
+
+Statement kInsert = {
+    CQ_INSERT_JOB " RETURNING id",
+    7, {TEXTOID, JSONBOID, TIMESTAMPTZOID, INT4OID, INT4OID, TIMESTAMPTZOID, TEXTOID}, nullptr};
+
+Statement kInsertDedup = {
+    CQ_INSERT_JOB
+    " ON CONFLICT (queue_id, dedup_key) WHERE dedup_key IS NOT NULL AND state IN ('ready', 'running')"
+    " DO NOTHING RETURNING id",
+    7, {TEXTOID, JSONBOID, TIMESTAMPTZOID, INT4OID, INT4OID, TIMESTAMPTZOID, TEXTOID}, nullptr};
+
+Statement kFindDedup = {
+    "SELECT j.id FROM claimqueue.jobs j JOIN claimqueue.queues q ON q.queue_id = j.queue_id"
+    " WHERE q.name = $1 AND j.dedup_key = $2 AND j.state IN ('ready', 'running')",
+    2, {TEXTOID, TEXTOID}, nullptr};
+
+Statement kInsertBatch = {
+    "INSERT INTO claimqueue.jobs (queue_id, payload, run_at, priority, max_attempts, created_at)"
+    " SELECT q.queue_id, p.payload, coalesce($3, $6), $4, coalesce($5, q.max_attempts), $6"
+    " FROM claimqueue.queues q, unnest($2::jsonb[]) WITH ORDINALITY AS p(payload, ord)"
+    " WHERE q.name = $1 ORDER BY p.ord RETURNING id",
+    6, {TEXTOID, JSONBARRAYOID, TIMESTAMPTZOID, INT4OID, INT4OID, TIMESTAMPTZOID},
+    nullptr};
+
+// Races on one dedup key resolve in a round or two; this only bounds a
+// pathological loop (the live job finishing between our two statements).
+constexpr int kDedupRounds = 10;
+
+}  // namespace
+
+int64 EnqueueJob(text *queue, const NewJob &job, text *dedup_key)
+{
+    LockQueueName(queue, ShareLock);
+    ConnectSpi();
+    Datum args[7] = {PointerGetDatum(queue), job.payload, job.run_at, Int32GetDatum(job.priority),
+                     job.max_attempts, TimestampTzGetDatum(ClockNow()),
+                     PointerGetDatum(dedup_key)};
+    char nulls[8] = "       ";
+    nulls[2] = job.run_at_null ? 'n' : ' ';
+    nulls[4] = job.max_attempts_null ? 'n' : ' ';
+    nulls[6] = dedup_key == nullptr ? 'n' : ' ';
+
+    int64 id = 0;
+    if (dedup_key == nullptr) {
+        if (Execute(&kInsert, args, nulls) != 1)
+            ReportUnknownQueue(queue);
+        id = DatumGetInt64(ResultValue(0, 1));
+    } else {
+        Datum find_args[2] = {PointerGetDatum(queue), PointerGetDatum(dedup_key)};
+        bool found = false;
+        for (int round = 0; round < kDedupRounds && !found; round++) {
+            if (Execute(&kInsertDedup, args, nulls) == 1) {
+                id = DatumGetInt64(ResultValue(0, 1));
+                found = true;
+            } else if (Execute(&kFindDedup, find_args, nullptr, 1) == 1) {
+                id = DatumGetInt64(ResultValue(0, 1));
+                found = true;
+            } else {
+                RequireQueueExists(queue);
+            }
+        }
+        if (!found)
+            ereport(ERROR, (errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+                            errmsg("could not enqueue with dedup_key \"%s\": the key kept changing hands",
+                                   text_to_cstring(dedup_key)),
+                            errhint("Retry the transaction.")));
+    }
+    FinishSpi();
+    return id;
+}
+
+int EnqueueBatch(text *queue, Datum payloads, const NewJob &common, int64 **ids)
+{
+    LockQueueName(queue, ShareLock);
+    ConnectSpi();
+    Datum args[6] = {PointerGetDatum(queue), payloads, common.run_at,
+                     Int32GetDatum(common.priority), common.max_attempts,
+                     TimestampTzGetDatum(ClockNow())};
+    char nulls[7] = "      ";
+    nulls[2] = common.run_at_null ? 'n' : ' ';
+    nulls[4] = common.max_attempts_null ? 'n' : ' ';
+    uint64 n = Execute(&kInsertBatch, args, nulls);
+    if (n == 0)
+        RequireQueueExists(queue);  // an empty array is fine for an existing queue
+    // ids come from one sequence in insertion order, which is payload order.
+    int64 *out = (int64 *) SPI_palloc(sizeof(int64) * (n + 1));  // outlives SPI_finish
+    for (uint64 i = 0; i < n; i++)
+        out[i] = DatumGetInt64(ResultValue(i, 1));
+    std::sort(out, out + n);
+    FinishSpi();
+    *ids = out;
+    return (int) n;
+}
+
+}  // namespace claimqueue

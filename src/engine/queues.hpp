@@ -1,0 +1,31 @@
+// Queue administration: create, alter, drop, look up (SQL in claimqueue.queues).
+#pragma once
+
+#include "pg.hpp"
+
+namespace claimqueue {
+
+// The per-queue settings as Datums; a NULL pointer field in QueueChanges means
+// "leave as it is". All values are validated by the caller.
+struct QueueSettings {
+    Datum lease;          // interval
+    Datum max_attempts;   // int4
+    Datum backoff_base;   // interval
+    Datum backoff_cap;    // interval
+    Datum retention;      // interval
+};
+
+bool CreateQueue(text *name, const QueueSettings &settings, bool if_not_exists);
+
+// `given[i]` says whether field i (in QueueSettings order) was passed.
+void AlterQueue(text *name, const QueueSettings &settings, const bool given[5]);
+
+// Returns the number of jobs deleted with the queue.
+int64 DropQueue(text *name, bool force);
+
+// Raises QC001 when the queue does not exist (inside an SPI connection).
+void RequireQueueExists(text *name);
+
+[[noreturn]] void ReportUnknownQueue(text *name);
+
+}  // namespace claimqueue

@@ -1,0 +1,51 @@
+// Prepared SPI statements (see statement.hpp).
+#include "engine/statement.hpp"
+
+namespace claimqueue {
+
+static SPIPlanPtr Prepared(Statement *stmt)
+{
+    if (stmt->plan == nullptr) {
+        SPIPlanPtr plan = SPI_prepare(stmt->sql, stmt->nargs, stmt->argtypes);
+        if (plan == nullptr)
+            elog(ERROR, "claimqueue: SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+        if (SPI_keepplan(plan) != 0)
+            elog(ERROR, "claimqueue: SPI_keepplan failed");
+        stmt->plan = plan;
+    }
+    return stmt->plan;
+}
+
+uint64 Execute(Statement *stmt, Datum *values, const char *nulls, long max_rows)
+{
+    int rc = SPI_execute_plan(Prepared(stmt), values, nulls, false, max_rows);
+    if (rc < 0)
+        elog(ERROR, "claimqueue: statement failed (%s): %s", SPI_result_code_string(rc),
+             stmt->sql);
+    return SPI_processed;
+}
+
+Datum ResultValue(uint64 row, int col, bool *isnull)
+{
+    bool null_here;
+    Datum d = SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, col, &null_here);
+    if (isnull)
+        *isnull = null_here;
+    return d;
+}
+
+void ConnectSpi()
+{
+    int rc = SPI_connect();
+    if (rc != SPI_OK_CONNECT)
+        elog(ERROR, "claimqueue: SPI_connect failed: %s", SPI_result_code_string(rc));
+}
+
+void FinishSpi()
+{
+    int rc = SPI_finish();
+    if (rc != SPI_OK_FINISH)
+        elog(ERROR, "claimqueue: SPI_finish failed: %s", SPI_result_code_string(rc));
+}
+
+}  // namespace claimqueue

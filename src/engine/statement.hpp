@@ -1,0 +1,29 @@
+// Prepared SPI statements, planned once per backend and kept (SPI_keepplan).
+// The plan cache revalidates them after DDL, so DROP/CREATE EXTENSION in the
+// same session is safe: the text is re-analysed, with every name qualified.
+#pragma once
+
+#include "pg.hpp"
+
+namespace claimqueue {
+
+struct Statement {
+    const char *sql;
+    int nargs;
+    Oid argtypes[10];
+    SPIPlanPtr plan;  // NULL until first use
+};
+
+// Runs a prepared statement inside the caller's SPI connection and returns
+// SPI_processed. `nulls` uses SPI's convention (' ' = value, 'n' = NULL) and may
+// be NULL when no argument is NULL. Raises on any SPI failure.
+uint64 Execute(Statement *stmt, Datum *values, const char *nulls, long max_rows = 0);
+
+// Column `col` (1-based) of result row `row`; *isnull is set when given.
+Datum ResultValue(uint64 row, int col, bool *isnull = nullptr);
+
+// SPI_connect / SPI_finish with errors raised as PostgreSQL errors.
+void ConnectSpi();
+void FinishSpi();
+
+}  // namespace claimqueue
