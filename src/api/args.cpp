@@ -2,6 +2,7 @@
 #include "api/args.hpp"
 
 #include "core/rules.hpp"
+#include "engine/clock.hpp"
 
 namespace claimqueue {
 
@@ -47,6 +48,16 @@ Tuplestorestate *InitScalarSRF(FunctionCallInfo fcinfo, Oid type)
     rsinfo->setDesc = desc;
     MemoryContextSwitchTo(old);
     return rsinfo->setResult;
+}
+
+void CheckIntervalArg(const char *what, Interval *value, bool lease)
+{
+    int64 usec = IntervalUsec(value);
+    const char *shown = DatumGetCString(DirectFunctionCall1(interval_out, IntervalPGetDatum(value)));
+    if (lease)
+        rules::CheckLease(what, usec, shown);
+    else
+        rules::CheckDelay(what, usec, shown);
 }
 
 text *QueueNameArg(FunctionCallInfo fcinfo, int n)

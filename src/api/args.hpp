@@ -26,6 +26,10 @@ inline std::string_view View(const text *t)
 // functions, where InitMaterializedSRF wants a row type); returns the store.
 Tuplestorestate *InitScalarSRF(FunctionCallInfo fcinfo, Oid type);
 
+// Checks an interval with rules::CheckLease (lease = true) or rules::CheckDelay,
+// quoting the value as PostgreSQL prints it.
+void CheckIntervalArg(const char *what, Interval *value, bool lease);
+
 // A validated queue name (22004, 22023 or 42622 on bad input).
 text *QueueNameArg(FunctionCallInfo fcinfo, int n);
 

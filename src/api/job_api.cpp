@@ -104,7 +104,7 @@ CQ_FUNCTION(cq_dequeue)
     rules::CheckBatch(PG_GETARG_INT32(2));
     Interval *lease = IntervalArg(fcinfo, 3, "lease", true);
     if (lease)
-        rules::CheckLease("lease", IntervalUsec(lease));
+        CheckIntervalArg("lease", lease, true);
     RequireReadCommitted("dequeue()");
 
     InitMaterializedSRF(fcinfo, 0);
@@ -129,7 +129,7 @@ CQ_FUNCTION(cq_fail)
     text *error = TextArg(fcinfo, 2, "error", true);
     Interval *retry_in = IntervalArg(fcinfo, 3, "retry_in", true);
     if (retry_in)
-        rules::CheckDelay("retry_in", IntervalUsec(retry_in));
+        CheckIntervalArg("retry_in", retry_in, false);
     PG_RETURN_TEXT_P(cstring_to_text(FailJob(id, attempt, error, retry_in)));
 }
 
@@ -140,7 +140,7 @@ CQ_FUNCTION(cq_heartbeat)
     int32 attempt = AttemptArg(fcinfo, 1);
     Interval *extend = IntervalArg(fcinfo, 2, "extend", true);
     if (extend)
-        rules::CheckLease("extend", IntervalUsec(extend));
+        CheckIntervalArg("extend", extend, true);
     PG_RETURN_TIMESTAMPTZ(HeartbeatJob(id, attempt, extend));
 }
 

@@ -20,11 +20,7 @@ bool CheckSetting(FunctionCallInfo fcinfo, int n, int field, Datum *out)
     if (field == 1) {
         rules::CheckMaxAttempts(PG_GETARG_INT32(n));
     } else {
-        int64 usec = IntervalUsec(PG_GETARG_INTERVAL_P(n));
-        if (field == 0)
-            rules::CheckLease(kNames[field], usec);
-        else
-            rules::CheckDelay(kNames[field], usec);
+        CheckIntervalArg(kNames[field], PG_GETARG_INTERVAL_P(n), field == 0);
     }
     *out = PG_GETARG_DATUM(n);
     return true;

@@ -41,6 +41,18 @@ void CheckLabel(const char *what, std::string_view value, size_t max_bytes)
                         std::to_string(max_bytes) + " bytes.");
 }
 
+// "lease" or "lease '-1 mins'" when the value is known.
+std::string Named(const char *what, std::string_view shown)
+{
+    std::string out(what);
+    if (!shown.empty()) {
+        out += " '";
+        out.append(shown);
+        out += "'";
+    }
+    return out;
+}
+
 }  // namespace
 
 void CheckQueueName(std::string_view name)
@@ -99,25 +111,24 @@ void CheckMaxAttempts(int64_t max_attempts)
                     "max_attempts runs from 1 to " + std::to_string(kMaxAttemptsLimit) + ".");
 }
 
-void CheckLease(const char *what, int64_t usec)
+void CheckLease(const char *what, int64_t usec, std::string_view shown)
 {
     if (usec <= 0)
-        throw Error(sqlstate::kInvalidParameterValue,
-                    std::string(what) + " must be positive", {},
+        throw Error(sqlstate::kInvalidParameterValue, Named(what, shown) + " must be positive", {},
                     "Give an interval such as '30 seconds'.");
     if (usec > kMaxLeaseUsec)
         throw Error(sqlstate::kInvalidParameterValue,
-                    std::string(what) + " is longer than 365 days", {},
+                    Named(what, shown) + " is longer than 365 days", {},
                     "Use a shorter lease and extend it with heartbeat().");
 }
 
-void CheckDelay(const char *what, int64_t usec)
+void CheckDelay(const char *what, int64_t usec, std::string_view shown)
 {
     if (usec < 0)
-        throw Error(sqlstate::kInvalidParameterValue, std::string(what) + " must not be negative");
+        throw Error(sqlstate::kInvalidParameterValue, Named(what, shown) + " must not be negative");
     if (usec > kMaxDelayUsec)
         throw Error(sqlstate::kInvalidParameterValue,
-                    std::string(what) + " is longer than 100 years");
+                    Named(what, shown) + " is longer than 100 years");
 }
 
 void CheckBackoffBounds(int64_t base_usec, int64_t cap_usec)

@@ -35,9 +35,10 @@ void CheckPriority(int64_t priority);
 void CheckBatch(int64_t batch);
 void CheckMaxAttempts(int64_t max_attempts);
 // A lease or lease extension: strictly positive, at most kMaxLeaseUsec.
-void CheckLease(const char *what, int64_t usec);
+// `shown` is the value as the user wrote it, quoted in the message if given.
+void CheckLease(const char *what, int64_t usec, std::string_view shown = {});
 // A delay (backoff, retry_in, retention): zero or positive, at most kMaxDelayUsec.
-void CheckDelay(const char *what, int64_t usec);
+void CheckDelay(const char *what, int64_t usec, std::string_view shown = {});
 // backoff_cap must not be below backoff_base.
 void CheckBackoffBounds(int64_t base_usec, int64_t cap_usec);
 

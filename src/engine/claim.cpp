@@ -243,6 +243,8 @@ void CancelJob(int64 id)
 int64 ReapExpired(text *queue)
 {
     ConnectSpi();
+    if (queue)
+        RequireQueueExists(queue);
     TimestampTz now = ClockNow();
     Datum find[3] = {TimestampTzGetDatum(now), PointerGetDatum(queue), Int32GetDatum(kReapBatch)};
     const char *find_nulls = queue ? nullptr : " n ";

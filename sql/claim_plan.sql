@@ -1,0 +1,12 @@
+\i test/regress/setup.sql
+-- The claim reads the partial ready index in claim order: finished jobs are
+-- never visited, so the claim's cost does not grow with the history kept.
+SELECT create_queue('plan');
+SELECT count(*) FROM enqueue_batch('plan',
+    (SELECT array_agg('{}'::jsonb) FROM generate_series(1, 20000)));
+UPDATE claimqueue.jobs SET state = 'done', attempt = 1, finished_at = now() WHERE id <= 19990;
+ANALYZE claimqueue.jobs;
+SELECT regexp_replace(plan, '''[^'']*''::timestamp with time zone', '$now', 'g') AS plan
+FROM claimqueue.explain_claim('plan', 10) AS plan;
+-- The same plan's claim takes the ten ready jobs, in order.
+SELECT array_agg(id ORDER BY id) FROM dequeue('plan', 'w1', batch => 10);

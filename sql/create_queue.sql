@@ -1,0 +1,32 @@
+\i test/regress/setup.sql
+SELECT create_queue('emails');
+SELECT create_queue('reports.daily', lease => '5 minutes', max_attempts => 3,
+                    backoff_base => '10 seconds', backoff_cap => '10 minutes',
+                    retention => '1 day');
+SELECT queue, lease, max_attempts, backoff_base, backoff_cap, retention FROM queue_settings ORDER BY queue;
+-- An existing name is an error, or false with if_not_exists.
+SELECT create_queue('emails');
+SELECT create_queue('emails', if_not_exists => true);
+-- Bad input: every error names the value, and nothing changes.
+SELECT pg_temp.fingerprint() AS before \gset
+SELECT pg_temp.err($$SELECT create_queue(NULL)$$);
+SELECT pg_temp.err($$SELECT create_queue('')$$);
+SELECT pg_temp.err($$SELECT create_queue('Emails')$$);
+SELECT pg_temp.err($$SELECT create_queue('has space')$$);
+SELECT pg_temp.err($$SELECT create_queue('.hidden')$$);
+SELECT pg_temp.err($$SELECT create_queue(repeat('q', 64))$$);
+SELECT pg_temp.err($$SELECT create_queue('ok', lease => '0')$$);
+SELECT pg_temp.err($$SELECT create_queue('ok', lease => '-1 second')$$);
+SELECT pg_temp.err($$SELECT create_queue('ok', lease => '400 days')$$);
+SELECT pg_temp.err($$SELECT create_queue('ok', lease => NULL)$$);
+SELECT pg_temp.err($$SELECT create_queue('ok', max_attempts => 0)$$);
+SELECT pg_temp.err($$SELECT create_queue('ok', max_attempts => 10001)$$);
+SELECT pg_temp.err($$SELECT create_queue('ok', backoff_base => '-1 s')$$);
+SELECT pg_temp.err($$SELECT create_queue('ok', backoff_base => '2 hours', backoff_cap => '1 hour')$$);
+SELECT pg_temp.err($$SELECT create_queue('ok', retention => '-1 day')$$);
+SELECT pg_temp.err($$SELECT create_queue('ok', if_not_exists => NULL)$$);
+SELECT pg_temp.fingerprint() = :'before' AS unchanged;
+-- The full error, with its hint.
+SELECT create_queue('Bad Name');
+-- 63 bytes is the longest name.
+SELECT create_queue(repeat('q', 63));

@@ -1,0 +1,46 @@
+\i test/regress/setup.sql
+SELECT create_queue('emails', max_attempts => 7);
+SELECT enqueue('emails');
+SELECT enqueue('emails', '{"to": "a@example.com"}');
+SELECT enqueue('emails', '[1, 2, 3]', priority => 5);
+SELECT enqueue('emails', '"just a string"', max_attempts => 2);
+SELECT enqueue('emails', '{}', run_at => now() + interval '1 hour');
+SELECT id, state, priority, attempt, max_attempts, payload, delayed, leased, started, finished
+FROM pg_temp.jobs;
+-- created_at and run_at default to the enqueue time.
+SELECT count(*) FROM claimqueue.jobs WHERE id <= 4 AND run_at = created_at;
+-- dedup_key: a live job with the same key is returned, nothing is inserted.
+SELECT create_queue('signup');
+SELECT enqueue('signup', '{"v": 1}', dedup_key => 'welcome:42') AS first,
+       enqueue('signup', '{"v": 2}', dedup_key => 'welcome:42') AS second;
+-- The key is per queue.
+SELECT enqueue('default', '{"v": 3}', dedup_key => 'welcome:42');
+-- A running job still holds its key; a finished one frees it.
+SELECT id, attempt FROM dequeue('signup', 'w1');
+SELECT enqueue('signup', '{"v": 4}', dedup_key => 'welcome:42');
+SELECT complete(6, 1);
+SELECT enqueue('signup', '{"v": 5}', dedup_key => 'welcome:42');
+SELECT id, queue, state, payload, dedup_key FROM pg_temp.jobs WHERE dedup_key IS NOT NULL;
+-- Transactional: a rolled-back enqueue leaves nothing.
+BEGIN;
+SELECT enqueue('emails', '{"rolled": "back"}');
+ROLLBACK;
+SELECT count(*) FROM claimqueue.jobs WHERE payload ? 'rolled';
+-- Bad input: errors name the value, nothing changes.
+SELECT pg_temp.fingerprint() AS before \gset
+SELECT pg_temp.err($$SELECT enqueue(NULL)$$);
+SELECT pg_temp.err($$SELECT enqueue('')$$);
+SELECT pg_temp.err($$SELECT enqueue('nope')$$);
+SELECT pg_temp.err($$SELECT enqueue('NOPE')$$);
+SELECT pg_temp.err($$SELECT enqueue(repeat('x', 100))$$);
+SELECT pg_temp.err($$SELECT enqueue('emails', NULL)$$);
+SELECT pg_temp.err($$SELECT enqueue('emails', '{}', priority => 101)$$);
+SELECT pg_temp.err($$SELECT enqueue('emails', '{}', priority => -101)$$);
+SELECT pg_temp.err($$SELECT enqueue('emails', '{}', priority => NULL)$$);
+SELECT pg_temp.err($$SELECT enqueue('emails', '{}', max_attempts => 0)$$);
+SELECT pg_temp.err($$SELECT enqueue('emails', '{}', run_at => 'infinity')$$);
+SELECT pg_temp.err($$SELECT enqueue('emails', '{}', dedup_key => '')$$);
+SELECT pg_temp.err($$SELECT enqueue('emails', '{}', dedup_key => repeat('k', 513))$$);
+SELECT pg_temp.fingerprint() = :'before' AS unchanged;
+-- The full message for an unknown queue, with its hint.
+SELECT enqueue('nope');

@@ -1,0 +1,24 @@
+\i test/regress/setup.sql
+SELECT create_queue('work', max_attempts => 1);
+SELECT enqueue('work', '{"n": 1}');
+SELECT id, attempt FROM dequeue('work', 'w1');
+SELECT fail(1, 1, 'bad data');
+-- retry() gives a failed job one more attempt; the fencing token keeps counting up.
+SELECT retry(1);
+SELECT id, state, attempt, max_attempts, last_error, finished FROM pg_temp.jobs;
+SELECT id, attempt FROM dequeue('work', 'w1');
+SELECT complete(1, 2);
+-- A cancelled job can be retried too, and retry can schedule it.
+SELECT enqueue('work', '{"n": 2}');
+SELECT cancel(2);
+SELECT retry(2, run_at => now() + interval '1 day');
+SELECT id, state, delayed FROM pg_temp.jobs WHERE id = 2;
+-- Wrong states and bad input change nothing.
+SELECT pg_temp.fingerprint() AS before \gset
+SELECT pg_temp.err($$SELECT retry(1)$$);
+SELECT pg_temp.err($$SELECT retry(2)$$);
+SELECT pg_temp.err($$SELECT retry(99)$$);
+SELECT pg_temp.err($$SELECT retry(NULL)$$);
+SELECT pg_temp.err($$SELECT retry(2, 'infinity')$$);
+SELECT pg_temp.fingerprint() = :'before' AS unchanged;
+SELECT retry(1);
