@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs what claimqueue needs to build and test on Debian 12, if missing.
+# postgresql-server-dev-15 must match the server's minor version, so the two are
+# always installed (or upgraded) together.
+set -euo pipefail
+
+packages=(
+    postgresql-15 postgresql-server-dev-15 postgresql-common postgresql-client-15
+    postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl
+    build-essential g++ make cmake libgtest-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+# A server older than its dev headers (or the reverse) breaks the build: upgrade both.
+server=$(dpkg-query -W -f='${Version}' postgresql-15 2>/dev/null || true)
+headers=$(dpkg-query -W -f='${Version}' postgresql-server-dev-15 2>/dev/null || true)
+if [ -n "$server" ] && [ -n "$headers" ] && [ "$server" != "$headers" ]; then
+    missing+=(postgresql-15 postgresql-server-dev-15)
+fi
+
+if [ ${#missing[@]} -eq 0 ]; then
+    echo "deps: all packages present"
+    exit 0
+fi
+
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+echo "deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
+echo "deps: done ($(pg_config --version))"

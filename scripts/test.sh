@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Runs every claimqueue test on this machine: installs what is missing, builds,
+# installs, then runs the C++ unit tests (ctest), and in throwaway clusters
+# (pg_virtualenv) the pg_regress files, the isolation specs, the pgTAP contract,
+# the stress test and the no-preload check. Ends with "tests: N passed, M failed".
+#   STRESS_JOBS=50000   jobs drained by the stress test
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+logs="$root/build/test-logs"
+mkdir -p "$logs"
+
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+
+bash scripts/deps.sh || exit 1
+make -s -j2 || exit 1
+$SUDO make -s install || exit 1
+
+passed=0
+failed=0
+summary=()
+
+# record SUITE PASSED FAILED
+record() {
+    passed=$((passed + $2))
+    failed=$((failed + $3))
+    summary+=("$(printf '%-12s %5d passed, %d failed' "$1" "$2" "$3")")
+}
+
+# Counts from pg_regress / pg_isolation_regress output ("All 15 tests passed."
+# or "2 of 15 tests failed."); a run that printed neither counts as one failure.
+count_regress() {
+    local log=$1 total bad
+    if grep -q "All [0-9]* tests passed" "$log"; then
+        total=$(grep -o "All [0-9]* tests passed" "$log" | grep -o "[0-9]*")
+        echo "$total 0"
+    elif grep -q "[0-9]* of [0-9]* tests failed" "$log"; then
+        read -r bad total < <(grep -o "[0-9]* of [0-9]* tests failed" "$log" | awk '{print $1, $3}')
+        echo "$((total - bad)) $bad"
+    else
+        echo "0 1"
+    fi
+}
+
+echo "== unit tests (GoogleTest via CMake/ctest)"
+if cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$logs/cmake.log" 2>&1 &&
+   cmake --build build -j2 >>"$logs/cmake.log" 2>&1; then
+    ctest --test-dir build -L unit --output-on-failure >"$logs/unit.log" 2>&1
+    tail -3 "$logs/unit.log"
+    if line=$(grep -o "[0-9]*% tests passed, [0-9]* tests failed out of [0-9]*" "$logs/unit.log"); then
+        read -r bad total < <(echo "$line" | awk '{print $4, $9}')
+        record unit $((total - bad)) "$bad"
+    else
+        record unit 0 1
+    fi
+else
+    tail -20 "$logs/cmake.log"
+    record unit 0 1
+fi
+
+# Everything that needs a server runs in one throwaway cluster with the library
+# preloaded; each suite writes its log, counted below.
+echo "== PostgreSQL suites (pg_virtualenv, shared_preload_libraries=claimqueue)"
+pg_virtualenv -t -o shared_preload_libraries=claimqueue -o max_connections=100 bash -c '
+    cd "$1"; logs="$2"
+    echo "-- pg_regress";  make -s installcheck ISOLATION=   >"$logs/regress.log" 2>&1; tail -3 "$logs/regress.log"
+    echo "-- isolation";   make -s installcheck REGRESS=     >"$logs/isolation.log" 2>&1; tail -3 "$logs/isolation.log"
+    echo "-- pgTAP";       bash test/pgtap/run.sh            >"$logs/pgtap.log" 2>&1; echo "exit=$?" >>"$logs/pgtap.log"; tail -4 "$logs/pgtap.log"
+    echo "-- stress";      bash test/stress/run.sh           >"$logs/stress.log" 2>&1; echo "exit=$?" >>"$logs/stress.log"; tail -12 "$logs/stress.log"
+    true
+' _ "$root" "$logs"
+
+read -r p f < <(count_regress "$logs/regress.log"); record pg_regress "$p" "$f"
+[ "$f" -eq 0 ] || cat regression.diffs 2>/dev/null | head -100
+read -r p f < <(count_regress "$logs/isolation.log"); record isolation "$p" "$f"
+[ "$f" -eq 0 ] || cat output_iso/regression.diffs 2>/dev/null | head -100
+
+if grep -q "^Result: PASS" "$logs/pgtap.log" && grep -q "^exit=0" "$logs/pgtap.log"; then
+    total=$(grep -o "Tests=[0-9]*" "$logs/pgtap.log" | tail -1 | grep -o "[0-9]*")
+    record pgtap "${total:-0}" 0
+else
+    total=$(grep -o "Tests=[0-9]*" "$logs/pgtap.log" | tail -1 | grep -o "[0-9]*")
+    bad=$(grep -o "Failed [0-9]*/" "$logs/pgtap.log" | grep -o "[0-9]*" | awk '{s+=$1} END {print s+0}')
+    [ "$bad" -gt 0 ] || bad=1
+    cat "$logs/pgtap.log" | tail -40
+    record pgtap $(( ${total:-0} > bad ? ${total:-0} - bad : 0 )) "$bad"
+fi
+
+if grep -q "^exit=0" "$logs/stress.log"; then record stress 1 0; else cat "$logs/stress.log" | tail -40; record stress 0 1; fi
+
+echo "== no-preload check (cluster without shared_preload_libraries)"
+if pg_virtualenv -t bash test/no_preload/run.sh >"$logs/no_preload.log" 2>&1; then
+    record no_preload 1 0
+else
+    tail -40 "$logs/no_preload.log"
+    record no_preload 0 1
+fi
+
+echo
+echo "== summary (logs in build/test-logs)"
+printf '%s\n' "${summary[@]}"
+echo "tests: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
