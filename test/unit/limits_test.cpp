@@ -131,6 +131,22 @@ TEST(CheckLease, MessageNamesTheArgument)
     EXPECT_STREQ(err->what(), "heartbeat extension must be positive");
 }
 
+TEST(CheckLease, QuotesTheValueAsWrittenWhenGiven)
+{
+    auto err = CatchError([] { CheckLease("lease", -60 * kUsecPerSecond, "-1 mins"); });
+    ASSERT_TRUE(err);
+    EXPECT_STREQ(err->sqlstate(), "22023");
+    EXPECT_STREQ(err->what(), "lease '-1 mins' must be positive");
+    err = CatchError([] { CheckLease("lease", kMaxLeaseUsec + 1, "366 days"); });
+    ASSERT_TRUE(err);
+    EXPECT_STREQ(err->what(), "lease '366 days' is longer than 365 days");
+    // An empty `shown` leaves the message unquoted.
+    err = CatchError([] { CheckLease("lease", 0, ""); });
+    ASSERT_TRUE(err);
+    EXPECT_STREQ(err->what(), "lease must be positive");
+    EXPECT_CQ_OK(CheckLease("lease", kUsecPerSecond, "1 second"));
+}
+
 // ---------------------------------------------------------------------- delay
 
 TEST(CheckDelay, AcceptsZeroTo100Years)
@@ -157,6 +173,18 @@ TEST(CheckDelay, AboveMaxIs22023)
     auto err = CatchError([] { CheckDelay("retention", kMaxDelayUsec + 1); });
     ASSERT_TRUE(err);
     EXPECT_STREQ(err->what(), "retention is longer than 100 years");
+}
+
+TEST(CheckDelay, QuotesTheValueAsWrittenWhenGiven)
+{
+    auto err = CatchError([] { CheckDelay("retry_in", -1, "-1 microsecond"); });
+    ASSERT_TRUE(err);
+    EXPECT_STREQ(err->sqlstate(), "22023");
+    EXPECT_STREQ(err->what(), "retry_in '-1 microsecond' must not be negative");
+    err = CatchError([] { CheckDelay("retention", kMaxDelayUsec + 1, "200 years"); });
+    ASSERT_TRUE(err);
+    EXPECT_STREQ(err->what(), "retention '200 years' is longer than 100 years");
+    EXPECT_CQ_OK(CheckDelay("retry_in", 0, "0"));
 }
 
 // -------------------------------------------------------------- backoff bounds
