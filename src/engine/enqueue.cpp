@@ -52,6 +52,7 @@ int64 EnqueueJob(text *queue, const NewJob &job, text *dedup_key)
 {
     LockQueueName(queue, ShareLock);
     ConnectSpi();
+    RequireQueueCurrent(queue);
     Datum args[7] = {PointerGetDatum(queue), job.payload, job.run_at, Int32GetDatum(job.priority),
                      job.max_attempts, TimestampTzGetDatum(ClockNow()),
                      PointerGetDatum(dedup_key)};
@@ -93,6 +94,7 @@ int EnqueueBatch(text *queue, Datum payloads, const NewJob &common, int64 **ids)
 {
     LockQueueName(queue, ShareLock);
     ConnectSpi();
+    RequireQueueCurrent(queue);
     Datum args[6] = {PointerGetDatum(queue), payloads, common.run_at,
                      Int32GetDatum(common.priority), common.max_attempts,
                      TimestampTzGetDatum(ClockNow())};

@@ -31,16 +31,29 @@ Statement kQueueForDrop = {
     " FROM claimqueue.queues q WHERE q.name = $1 FOR UPDATE OF q",
     1, {TEXTOID}, nullptr};
 
+// Counts what it deleted by state: a job made ready by a retry() that committed
+// while drop_queue waited is seen here (the DELETE reads the latest row
+// version), even though the first count missed it.
 Statement kDeleteJobs = {
-    "WITH gone AS (DELETE FROM claimqueue.jobs WHERE queue_id = $1 RETURNING 1)"
-    " SELECT count(*) FROM gone",
+    "WITH gone AS (DELETE FROM claimqueue.jobs WHERE queue_id = $1 RETURNING state)"
+    " SELECT count(*), count(*) FILTER (WHERE state IN ('ready', 'running')) FROM gone",
     1, {INT4OID}, nullptr};
 
 Statement kDeleteQueue = {
     "DELETE FROM claimqueue.queues WHERE queue_id = $1", 1, {INT4OID}, nullptr};
 
 Statement kQueueExists = {
-    "SELECT 1 FROM claimqueue.queues WHERE name = $1", 1, {TEXTOID}, nullptr};
+    "SELECT queue_id FROM claimqueue.queues WHERE name = $1", 1, {TEXTOID}, nullptr};
+
+void RefuseUnfinished(text *name, int64 unfinished)
+{
+    if (unfinished > 0)
+        ereport(ERROR, (errcode(ERRCODE_OBJECT_IN_USE),
+                        errmsg("queue \"%s\" has %lld ready or running jobs", text_to_cstring(name),
+                               (long long) unfinished),
+                        errhint("Drain or cancel them first, or pass force => true to delete "
+                                "them with the queue.")));
+}
 
 }  // namespace
 
@@ -58,6 +71,21 @@ void RequireQueueExists(text *name)
     Datum args[1] = {PointerGetDatum(name)};
     if (Execute(&kQueueExists, args, nullptr, 1) == 0)
         ReportUnknownQueue(name);
+}
+
+void RequireQueueCurrent(text *name)
+{
+    if (!IsolationUsesXactSnapshot())
+        return;
+    Datum args[1] = {PointerGetDatum(name)};
+    if (ExecuteLatest(&kQueueExists, args, nullptr, 1) == 0)
+        ReportUnknownQueue(name);
+    int32 latest = DatumGetInt32(ResultValue(0, 1));
+    if (Execute(&kQueueExists, args, nullptr, 1) == 0 || DatumGetInt32(ResultValue(0, 1)) != latest)
+        ereport(ERROR, (errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+                        errmsg("queue \"%s\" was re-created after this transaction began",
+                               text_to_cstring(name)),
+                        errhint("Retry the transaction.")));
 }
 
 bool CreateQueue(text *name, const QueueSettings &s, bool if_not_exists)
@@ -101,16 +129,14 @@ int64 DropQueue(text *name, bool force)
     if (Execute(&kQueueForDrop, key, nullptr) == 0)
         ReportUnknownQueue(name);
     Datum queue_id = ResultValue(0, 1);
-    int64 unfinished = DatumGetInt64(ResultValue(0, 2));
-    if (unfinished > 0 && !force)
-        ereport(ERROR, (errcode(ERRCODE_OBJECT_IN_USE),
-                        errmsg("queue \"%s\" has %lld ready or running jobs", text_to_cstring(name),
-                               (long long) unfinished),
-                        errhint("Drain or cancel them first, or pass force => true to delete "
-                                "them with the queue.")));
+    // Checked before deleting (cheap refusal) and again on what was deleted.
+    if (!force)
+        RefuseUnfinished(name, DatumGetInt64(ResultValue(0, 2)));
     Datum id_arg[1] = {queue_id};
     Execute(&kDeleteJobs, id_arg, nullptr);
     int64 deleted = DatumGetInt64(ResultValue(0, 1));
+    if (!force)
+        RefuseUnfinished(name, DatumGetInt64(ResultValue(0, 2)));
     Execute(&kDeleteQueue, id_arg, nullptr);
     FinishSpi();
     return deleted;

@@ -26,6 +26,13 @@ int64 DropQueue(text *name, bool force);
 // Raises QC001 when the queue does not exist (inside an SPI connection).
 void RequireQueueExists(text *name);
 
+// Under REPEATABLE READ or SERIALIZABLE the transaction's snapshot may still
+// show a queue that was dropped (or dropped and re-created) since; with the
+// queue-name lock held, this checks against what has committed by now and
+// raises QC001 (dropped) or 40001 (re-created). A no-op under READ COMMITTED,
+// where every statement already reads the latest state.
+void RequireQueueCurrent(text *name);
+
 [[noreturn]] void ReportUnknownQueue(text *name);
 
 }  // namespace claimqueue

@@ -1,6 +1,10 @@
 // Prepared SPI statements (see statement.hpp).
 #include "engine/statement.hpp"
 
+extern "C" {
+#include "utils/snapmgr.h"
+}
+
 namespace claimqueue {
 
 static SPIPlanPtr Prepared(Statement *stmt)
@@ -19,6 +23,16 @@ static SPIPlanPtr Prepared(Statement *stmt)
 uint64 Execute(Statement *stmt, Datum *values, const char *nulls, long max_rows)
 {
     int rc = SPI_execute_plan(Prepared(stmt), values, nulls, false, max_rows);
+    if (rc < 0)
+        elog(ERROR, "claimqueue: statement failed (%s): %s", SPI_result_code_string(rc),
+             stmt->sql);
+    return SPI_processed;
+}
+
+uint64 ExecuteLatest(Statement *stmt, Datum *values, const char *nulls, long max_rows)
+{
+    int rc = SPI_execute_snapshot(Prepared(stmt), values, nulls, GetLatestSnapshot(),
+                                  InvalidSnapshot, true, false, max_rows);
     if (rc < 0)
         elog(ERROR, "claimqueue: statement failed (%s): %s", SPI_result_code_string(rc),
              stmt->sql);

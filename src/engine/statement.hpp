@@ -19,6 +19,10 @@ struct Statement {
 // be NULL when no argument is NULL. Raises on any SPI failure.
 uint64 Execute(Statement *stmt, Datum *values, const char *nulls, long max_rows = 0);
 
+// As Execute, but read-only and reading with the latest snapshot instead of
+// the transaction's: what has committed by now, also under REPEATABLE READ.
+uint64 ExecuteLatest(Statement *stmt, Datum *values, const char *nulls, long max_rows = 0);
+
 // Column `col` (1-based) of result row `row`; *isnull is set when given.
 Datum ResultValue(uint64 row, int col, bool *isnull = nullptr);
 
