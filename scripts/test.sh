@@ -2,7 +2,7 @@
 # Runs every claimqueue test on this machine: installs what is missing, builds,
 # installs, then runs the C++ unit tests (ctest), and in throwaway clusters
 # (pg_virtualenv) the pg_regress files, the isolation specs, the pgTAP contract,
-# the stress test and the no-preload check. Ends with "tests: N passed, M failed".
+# the stress test, the node-postgres worker and the no-preload check. Ends with "tests: N passed, M failed".
 #   STRESS_JOBS=50000   jobs drained by the stress test
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -68,6 +68,7 @@ pg_virtualenv -t -o shared_preload_libraries=claimqueue -o max_connections=100 b
     echo "-- isolation";   make -s installcheck REGRESS=     >"$logs/isolation.log" 2>&1; tail -3 "$logs/isolation.log"
     echo "-- pgTAP";       bash test/pgtap/run.sh            >"$logs/pgtap.log" 2>&1; echo "exit=$?" >>"$logs/pgtap.log"; tail -4 "$logs/pgtap.log"
     echo "-- stress";      bash test/stress/run.sh           >"$logs/stress.log" 2>&1; echo "exit=$?" >>"$logs/stress.log"; tail -12 "$logs/stress.log"
+    echo "-- node worker"; bash test/node/run.sh             >"$logs/node.log" 2>&1; echo "exit=$?" >>"$logs/node.log"; tail -3 "$logs/node.log"
     true
 ' _ "$root" "$logs"
 
@@ -83,11 +84,12 @@ else
     total=$(grep -o "Tests=[0-9]*" "$logs/pgtap.log" | tail -1 | grep -o "[0-9]*")
     bad=$(grep -o "Failed [0-9]*/" "$logs/pgtap.log" | grep -o "[0-9]*" | awk '{s+=$1} END {print s+0}')
     [ "$bad" -gt 0 ] || bad=1
-    cat "$logs/pgtap.log" | tail -40
+    tail -40 "$logs/pgtap.log"
     record pgtap $(( ${total:-0} > bad ? ${total:-0} - bad : 0 )) "$bad"
 fi
 
-if grep -q "^exit=0" "$logs/stress.log"; then record stress 1 0; else cat "$logs/stress.log" | tail -40; record stress 0 1; fi
+if grep -q "^exit=0" "$logs/stress.log"; then record stress 1 0; else tail -40 "$logs/stress.log"; record stress 0 1; fi
+if grep -q "^exit=0" "$logs/node.log"; then record node_worker 1 0; else tail -40 "$logs/node.log"; record node_worker 0 1; fi
 
 echo "== no-preload check (cluster without shared_preload_libraries)"
 if pg_virtualenv -t bash test/no_preload/run.sh >"$logs/no_preload.log" 2>&1; then

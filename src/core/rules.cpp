@@ -13,9 +13,16 @@ std::string Quoted(std::string_view value)
     std::string out = "\"";
     // Keep messages readable when a caller passes something enormous.
     constexpr size_t kShown = 80;
-    out.append(value.substr(0, kShown));
-    if (value.size() > kShown)
+    if (value.size() <= kShown) {
+        out.append(value);
+    } else {
+        // Cut at a character boundary: never split a UTF-8 sequence.
+        size_t cut = kShown;
+        while (cut > 0 && (static_cast<unsigned char>(value[cut]) & 0xC0) == 0x80)
+            cut--;
+        out.append(value.substr(0, cut));
         out.append("...");
+    }
     out.push_back('"');
     return out;
 }

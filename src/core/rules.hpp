@@ -30,7 +30,7 @@ void CheckWorkerName(std::string_view worker);
 // Throws unless the dedup key is 1..512 bytes.
 void CheckDedupKey(std::string_view key);
 
-// Range checks; `what` names the argument in the message.
+// Range checks; each message names the argument and its value.
 void CheckPriority(int64_t priority);
 void CheckBatch(int64_t batch);
 void CheckMaxAttempts(int64_t max_attempts);

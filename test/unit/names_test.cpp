@@ -83,6 +83,21 @@ TEST(CheckQueueName, LongNamesAreShortenedInTheMessage)
     EXPECT_EQ(err->detail(), "It is 1000 bytes; the limit is 63 bytes.");
 }
 
+TEST(CheckQueueName, ShorteningNeverSplitsAUtf8Character)
+{
+    // 79 ASCII bytes, then two-byte characters: byte 80 falls inside one.
+    const std::string name = std::string(79, 'x') + "\xc3\xa9\xc3\xa9\xc3\xa9";
+    auto err = CatchError([&] { CheckQueueName(name); });
+    ASSERT_TRUE(err);
+    EXPECT_TRUE(Contains(err->what(), "\"" + std::string(79, 'x') + "...\""));
+    // A three-byte character ("€") straddling the cut is dropped whole too.
+    const std::string worker = std::string(78, 'y') + "\xe2\x82\xac" + std::string(200, 'y');
+    auto err2 = CatchError([&] { CheckWorkerName(worker); });
+    ASSERT_TRUE(err2);
+    EXPECT_TRUE(Contains(err2->what(), "\"" + std::string(78, 'y') + "...\""));
+    EXPECT_FALSE(Contains(err2->what(), "\xe2"));
+}
+
 TEST(CheckQueueName, UpperCaseIs22023)
 {
     for (const char *name : {"A", "Jobs", "JOBS", "jobS", "emailOutbound"}) {
