@@ -1,0 +1,399 @@
+-- claimqueue API contract, checked with pgTAP.
+--
+-- What a client may rely on: the functions' exact signatures, result types
+-- and defaults; that every API function is a non-strict, VOLATILE, SECURITY
+-- DEFINER C function with search_path pinned to pg_catalog, pg_temp; that
+-- nobody may execute them (or read the views and tables) until granted; the
+-- views, tables and partial indexes; the 'default' queue; and the SQLSTATEs of
+-- the documented error paths.
+--
+-- Needs: CREATE EXTENSION pgtap; CREATE EXTENSION claimqueue; in the database,
+-- and a superuser (it creates two roles). Everything happens inside one
+-- transaction that is rolled back, roles included.
+-- Run: pg_prove -d DB test/pgtap/api_contract.sql   (see run.sh)
+
+\set QUIET 1
+\pset format unaligned
+\pset tuples_only true
+\pset pager off
+\set ON_ERROR_ROLLBACK 1
+\set ON_ERROR_STOP true
+
+BEGIN;
+
+-- Resolve unqualified names to the extension's schema (public unless CREATE
+-- EXTENSION ... SCHEMA said otherwise), then pgTAP's schema.
+SELECT n.nspname AS cq
+FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
+WHERE e.extname = 'claimqueue' \gset
+SELECT n.nspname AS tap
+FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
+WHERE e.extname = 'pgtap' \gset
+SET LOCAL search_path = :"cq", :"tap", public;
+
+SELECT plan(205);
+
+-- ---------------------------------------------------------------------------
+-- The API: one row per SQL function, with the contract it must keep.
+-- ---------------------------------------------------------------------------
+CREATE TEMP TABLE api (
+    ord     int PRIMARY KEY,
+    fn      name NOT NULL,
+    args    name[] NOT NULL,      -- argument types, as pgTAP names them
+    returns text NOT NULL,        -- as function_returns() spells it
+    arglist text NOT NULL         -- pg_get_function_arguments(): names and defaults
+);
+INSERT INTO api VALUES
+ (1, 'create_queue',
+     '{text,interval,integer,interval,interval,interval,boolean}', 'boolean',
+     'name text, lease interval DEFAULT ''00:00:30''::interval, max_attempts integer DEFAULT 5, '
+     'backoff_base interval DEFAULT ''00:00:01''::interval, backoff_cap interval DEFAULT ''01:00:00''::interval, '
+     'retention interval DEFAULT ''7 days''::interval, if_not_exists boolean DEFAULT false'),
+ (2, 'alter_queue',
+     '{text,interval,integer,interval,interval,interval}', 'void',
+     'name text, lease interval DEFAULT NULL::interval, max_attempts integer DEFAULT NULL::integer, '
+     'backoff_base interval DEFAULT NULL::interval, backoff_cap interval DEFAULT NULL::interval, '
+     'retention interval DEFAULT NULL::interval'),
+ (3, 'drop_queue', '{text,boolean}', 'bigint',
+     'name text, force boolean DEFAULT false'),
+ (4, 'enqueue',
+     '{text,jsonb,"timestamp with time zone",integer,integer,text}', 'bigint',
+     'queue text, payload jsonb DEFAULT ''{}''::jsonb, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, '
+     'priority integer DEFAULT 0, max_attempts integer DEFAULT NULL::integer, dedup_key text DEFAULT NULL::text'),
+ (5, 'enqueue_batch',
+     '{text,jsonb[],"timestamp with time zone",integer,integer}', 'setof bigint',
+     'queue text, payloads jsonb[], run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, '
+     'priority integer DEFAULT 0, max_attempts integer DEFAULT NULL::integer'),
+ (6, 'dequeue', '{text,text,integer,interval}', 'setof record',
+     'queue text, worker text, batch integer DEFAULT 1, lease interval DEFAULT NULL::interval'),
+ (7, 'complete', '{bigint,integer}', 'void',
+     'id bigint, attempt integer'),
+ (8, 'fail', '{bigint,integer,text,interval}', 'text',
+     'id bigint, attempt integer, error text DEFAULT NULL::text, retry_in interval DEFAULT NULL::interval'),
+ (9, 'heartbeat', '{bigint,integer,interval}', 'timestamp with time zone',
+     'id bigint, attempt integer, extend interval DEFAULT NULL::interval'),
+ (10, 'retry', '{bigint,"timestamp with time zone"}', 'void',
+     'id bigint, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone'),
+ (11, 'cancel', '{bigint}', 'void',
+     'id bigint'),
+ (12, 'reap', '{text}', 'bigint',
+     'queue text DEFAULT NULL::text');
+
+-- Helpers that are not part of the client API (schema claimqueue).
+CREATE TEMP TABLE helpers (ord int PRIMARY KEY, fn name NOT NULL, args name[] NOT NULL);
+INSERT INTO helpers VALUES (1, 'check_preload', '{}'), (2, 'explain_claim', '{text,integer}');
+
+-- The roles used below: one with no grants at all, one granted what a worker needs.
+CREATE ROLE claimqueue_tap_nobody NOLOGIN;
+CREATE ROLE claimqueue_tap_worker NOLOGIN;
+
+-- 12 x 10 per-function assertions -------------------------------------------
+SELECT has_function(:'cq', fn, args) FROM api ORDER BY ord;
+SELECT function_returns(:'cq', fn, args, returns) FROM api ORDER BY ord;
+SELECT is(pg_catalog.pg_get_function_arguments(
+              pg_catalog.to_regprocedure(format('%I.%I(%s)', :'cq', fn, array_to_string(args, ',')))),
+          arglist,
+          format('%s() has the documented argument names and defaults', fn))
+FROM api ORDER BY ord;
+SELECT is_definer(:'cq', fn, args) FROM api ORDER BY ord;
+SELECT volatility_is(:'cq', fn, args, 'volatile') FROM api ORDER BY ord;
+SELECT function_lang_is(:'cq', fn, args, 'c') FROM api ORDER BY ord;
+-- Not STRICT: a NULL argument must raise 22004, not silently return NULL.
+SELECT isnt_strict(:'cq', fn, args) FROM api ORDER BY ord;
+SELECT is((SELECT p.proconfig FROM pg_catalog.pg_proc p
+           WHERE p.oid = pg_catalog.to_regprocedure(
+                     format('%I.%I(%s)', :'cq', fn, array_to_string(args, ',')))),
+          ARRAY['search_path=pg_catalog, pg_temp'],
+          format('%s() pins search_path = pg_catalog, pg_temp', fn))
+FROM api ORDER BY ord;
+SELECT function_privs_are(:'cq', fn, args, 'public', '{}'::name[],
+                          format('EXECUTE on %s() is not granted to PUBLIC', fn))
+FROM api ORDER BY ord;
+SELECT function_privs_are(:'cq', fn, args, 'claimqueue_tap_nobody', '{}'::name[],
+                          format('a role without grants cannot execute %s()', fn))
+FROM api ORDER BY ord;
+
+-- dequeue's result columns are part of the contract too.
+SELECT is(pg_catalog.pg_get_function_result(
+              pg_catalog.to_regprocedure(format('%I.dequeue(text,text,integer,interval)', :'cq'))),
+          'TABLE(id bigint, payload jsonb, attempt integer, max_attempts integer, priority integer, '
+          'lease_expires_at timestamp with time zone, enqueued_at timestamp with time zone)',
+          'dequeue() returns TABLE(id, payload, attempt, max_attempts, priority, lease_expires_at, enqueued_at)');
+
+-- Helpers: 2 x 4 -------------------------------------------------------------
+SELECT has_function('claimqueue', fn, args) FROM helpers ORDER BY ord;
+SELECT isnt_definer('claimqueue', fn, args) FROM helpers ORDER BY ord;
+SELECT is((SELECT p.proconfig FROM pg_catalog.pg_proc p
+           WHERE p.oid = pg_catalog.to_regprocedure(
+                     format('claimqueue.%I(%s)', fn, array_to_string(args, ',')))),
+          ARRAY['search_path=pg_catalog, pg_temp'],
+          format('claimqueue.%s() pins search_path = pg_catalog, pg_temp', fn))
+FROM helpers ORDER BY ord;
+SELECT function_privs_are('claimqueue', fn, args, 'public', '{}'::name[],
+                          format('EXECUTE on claimqueue.%s() is not granted to PUBLIC', fn))
+FROM helpers ORDER BY ord;
+
+-- The extension owns exactly these functions, no more.
+SELECT set_eq(
+    $$SELECT d.objid::regprocedure::text FROM pg_catalog.pg_depend d
+      JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid
+      WHERE e.extname = 'claimqueue' AND d.deptype = 'e' AND d.classid = 'pg_catalog.pg_proc'::regclass$$,
+    format($$SELECT format('%%I.%%I(%%s)', %L, fn, array_to_string(args, ','))::regprocedure::text FROM api
+             UNION ALL
+             SELECT format('claimqueue.%%I(%%s)', fn, array_to_string(args, ','))::regprocedure::text FROM helpers$$,
+           :'cq'),
+    'the extension''s functions are exactly the 12 API functions and 2 helpers');
+
+-- ---------------------------------------------------------------------------
+-- Schema, tables and indexes
+-- ---------------------------------------------------------------------------
+SELECT has_schema('claimqueue');
+SELECT schema_privs_are('claimqueue', 'public', '{}'::name[],
+                        'PUBLIC has no privileges on schema claimqueue');
+
+SELECT has_table('claimqueue', 'queues', 'table claimqueue.queues exists');
+SELECT has_table('claimqueue', 'jobs', 'table claimqueue.jobs exists');
+SELECT results_eq(
+    $$SELECT attname::text COLLATE "default", format_type(atttypid, atttypmod) FROM pg_catalog.pg_attribute
+      WHERE attrelid = 'claimqueue.queues'::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum$$,
+    $$VALUES ('queue_id', 'integer'), ('name', 'text'), ('lease', 'interval'),
+             ('max_attempts', 'integer'), ('backoff_base', 'interval'), ('backoff_cap', 'interval'),
+             ('retention', 'interval'), ('created_at', 'timestamp with time zone')$$,
+    'claimqueue.queues has the documented columns, types and order');
+SELECT results_eq(
+    $$SELECT attname::text COLLATE "default", format_type(atttypid, atttypmod) FROM pg_catalog.pg_attribute
+      WHERE attrelid = 'claimqueue.jobs'::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum$$,
+    $$VALUES ('id', 'bigint'), ('queue_id', 'integer'), ('state', 'text'), ('priority', 'smallint'),
+             ('attempt', 'integer'), ('max_attempts', 'integer'),
+             ('run_at', 'timestamp with time zone'), ('created_at', 'timestamp with time zone'),
+             ('started_at', 'timestamp with time zone'), ('finished_at', 'timestamp with time zone'),
+             ('lease_expires_at', 'timestamp with time zone'), ('worker', 'text'),
+             ('dedup_key', 'text'), ('last_error', 'text'), ('payload', 'jsonb')$$,
+    'claimqueue.jobs has the documented columns, types and order');
+SELECT table_privs_are('claimqueue', 'queues', 'public', '{}'::name[],
+                       'PUBLIC has no privileges on claimqueue.queues');
+SELECT table_privs_are('claimqueue', 'jobs', 'public', '{}'::name[],
+                       'PUBLIC has no privileges on claimqueue.jobs');
+
+SELECT has_index('claimqueue', 'jobs', 'jobs_ready_idx', ARRAY['queue_id', 'priority', 'run_at', 'id']);
+SELECT has_index('claimqueue', 'jobs', 'jobs_running_idx', ARRAY['lease_expires_at']);
+SELECT has_index('claimqueue', 'jobs', 'jobs_dedup_idx', ARRAY['queue_id', 'dedup_key']);
+SELECT is(pg_catalog.pg_get_indexdef('claimqueue.jobs_ready_idx'::regclass),
+          'CREATE INDEX jobs_ready_idx ON claimqueue.jobs USING btree (queue_id, priority DESC, run_at, id) '
+          'WHERE (state = ''ready''::text)',
+          'jobs_ready_idx: claim order, partial on state = ready');
+SELECT is(pg_catalog.pg_get_indexdef('claimqueue.jobs_running_idx'::regclass),
+          'CREATE INDEX jobs_running_idx ON claimqueue.jobs USING btree (lease_expires_at) '
+          'WHERE (state = ''running''::text)',
+          'jobs_running_idx: lease expiry, partial on state = running');
+SELECT is(pg_catalog.pg_get_indexdef('claimqueue.jobs_dedup_idx'::regclass),
+          'CREATE UNIQUE INDEX jobs_dedup_idx ON claimqueue.jobs USING btree (queue_id, dedup_key) '
+          'WHERE ((dedup_key IS NOT NULL) AND (state = ANY (ARRAY[''ready''::text, ''running''::text])))',
+          'jobs_dedup_idx: unique, partial on live jobs with a dedup_key');
+
+-- ---------------------------------------------------------------------------
+-- Views
+-- ---------------------------------------------------------------------------
+SELECT has_view(:'cq', 'queue_stats', 'view queue_stats exists');
+SELECT has_view(:'cq', 'queue_jobs', 'view queue_jobs exists');
+SELECT has_view(:'cq', 'queue_settings', 'view queue_settings exists');
+SELECT results_eq(
+    format($$SELECT attname::text COLLATE "default", format_type(atttypid, atttypmod) FROM pg_catalog.pg_attribute
+             WHERE attrelid = '%I.queue_stats'::regclass AND attnum > 0 ORDER BY attnum$$, :'cq'),
+    $$VALUES ('queue', 'text'), ('ready', 'bigint'), ('scheduled', 'bigint'), ('running', 'bigint'),
+             ('done', 'bigint'), ('failed', 'bigint'), ('cancelled', 'bigint'),
+             ('oldest_ready_age', 'interval'), ('expired_leases', 'bigint')$$,
+    'queue_stats has the documented columns');
+SELECT results_eq(
+    format($$SELECT attname::text COLLATE "default", format_type(atttypid, atttypmod) FROM pg_catalog.pg_attribute
+             WHERE attrelid = '%I.queue_jobs'::regclass AND attnum > 0 ORDER BY attnum$$, :'cq'),
+    $$VALUES ('id', 'bigint'), ('queue', 'text'), ('state', 'text'), ('priority', 'smallint'),
+             ('attempt', 'integer'), ('max_attempts', 'integer'),
+             ('run_at', 'timestamp with time zone'), ('created_at', 'timestamp with time zone'),
+             ('started_at', 'timestamp with time zone'), ('finished_at', 'timestamp with time zone'),
+             ('lease_expires_at', 'timestamp with time zone'), ('worker', 'text'),
+             ('dedup_key', 'text'), ('last_error', 'text'), ('payload', 'jsonb')$$,
+    'queue_jobs has the documented columns');
+SELECT results_eq(
+    format($$SELECT attname::text COLLATE "default", format_type(atttypid, atttypmod) FROM pg_catalog.pg_attribute
+             WHERE attrelid = '%I.queue_settings'::regclass AND attnum > 0 ORDER BY attnum$$, :'cq'),
+    $$VALUES ('queue', 'text'), ('lease', 'interval'), ('max_attempts', 'integer'),
+             ('backoff_base', 'interval'), ('backoff_cap', 'interval'), ('retention', 'interval'),
+             ('created_at', 'timestamp with time zone')$$,
+    'queue_settings has the documented columns');
+SELECT table_privs_are(:'cq', 'queue_stats', 'public', '{}'::name[],
+                       'PUBLIC has no privileges on queue_stats');
+SELECT table_privs_are(:'cq', 'queue_jobs', 'public', '{}'::name[],
+                       'PUBLIC has no privileges on queue_jobs');
+SELECT table_privs_are(:'cq', 'queue_settings', 'public', '{}'::name[],
+                       'PUBLIC has no privileges on queue_settings');
+
+-- ---------------------------------------------------------------------------
+-- The default queue
+-- ---------------------------------------------------------------------------
+SELECT results_eq(
+    $$SELECT queue, lease, max_attempts, backoff_base, backoff_cap, retention
+      FROM queue_settings WHERE queue = 'default'$$,
+    $$VALUES ('default'::text, '30 seconds'::interval, 5, '1 second'::interval, '1 hour'::interval,
+              '7 days'::interval)$$,
+    'the default queue exists after install, with the documented defaults');
+SELECT results_eq(
+    $$SELECT queue, ready, running, done FROM queue_stats WHERE queue = 'default'$$,
+    $$VALUES ('default'::text, 0::bigint, 0::bigint, 0::bigint)$$,
+    'queue_stats lists the default queue, empty');
+
+-- ---------------------------------------------------------------------------
+-- Privileges in action. SECURITY DEFINER wrappers owned by the test roles run
+-- a statement as that role and return its first column as text.
+-- ---------------------------------------------------------------------------
+CREATE SCHEMA claimqueue_tap;
+CREATE FUNCTION claimqueue_tap.as_nobody(sql text) RETURNS text
+    LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT
+    AS $$DECLARE r text; BEGIN EXECUTE sql INTO r; RETURN r; END$$;
+CREATE FUNCTION claimqueue_tap.as_worker(sql text) RETURNS text
+    LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT
+    AS $$DECLARE r text; BEGIN EXECUTE sql INTO r; RETURN r; END$$;
+ALTER FUNCTION claimqueue_tap.as_nobody(text) OWNER TO claimqueue_tap_nobody;
+ALTER FUNCTION claimqueue_tap.as_worker(text) OWNER TO claimqueue_tap_worker;
+-- The worker gets EXECUTE on the three functions it needs, and nothing on the tables.
+GRANT USAGE ON SCHEMA :"cq" TO claimqueue_tap_worker;
+GRANT EXECUTE ON FUNCTION
+    enqueue(text, jsonb, timestamptz, integer, integer, text),
+    dequeue(text, text, integer, interval),
+    complete(bigint, integer)
+TO claimqueue_tap_worker;
+SELECT is(create_queue('tap_grants'), true, 'create_queue() of a new queue returns true');
+
+SELECT throws_ok($$SELECT claimqueue_tap.as_nobody('SELECT id FROM dequeue(''default'', ''w'')')$$,
+                 '42501', NULL, 'a role without grants gets 42501 from dequeue()');
+SELECT throws_ok($$SELECT claimqueue_tap.as_nobody('SELECT enqueue(''default'')')$$,
+                 '42501', NULL, 'a role without grants gets 42501 from enqueue()');
+SELECT throws_ok($$SELECT claimqueue_tap.as_nobody('SELECT complete(1, 1)')$$,
+                 '42501', NULL, 'a role without grants gets 42501 from complete()');
+SELECT throws_ok($$SELECT claimqueue_tap.as_nobody('SELECT count(*) FROM claimqueue.jobs')$$,
+                 '42501', NULL, 'a role without grants cannot read claimqueue.jobs');
+SELECT throws_ok($$SELECT claimqueue_tap.as_nobody('SELECT count(*) FROM queue_stats')$$,
+                 '42501', NULL, 'a role without grants cannot read queue_stats');
+-- SECURITY DEFINER: EXECUTE alone is enough, no table privileges needed.
+SELECT lives_ok($$SELECT claimqueue_tap.as_worker('SELECT enqueue(''tap_grants'', ''{"k": 1}'')')$$,
+                'a role granted EXECUTE can enqueue() without table privileges');
+SELECT is(claimqueue_tap.as_worker($$SELECT payload::text FROM dequeue('tap_grants', 'granted')$$),
+          '{"k": 1}',
+          'a role granted EXECUTE can dequeue() without table privileges');
+SELECT throws_ok($$SELECT claimqueue_tap.as_worker('SELECT count(*) FROM claimqueue.jobs')$$,
+                 '42501', NULL, 'the granted role still cannot read claimqueue.jobs directly');
+SELECT throws_ok($$SELECT claimqueue_tap.as_worker('SELECT cancel(1)')$$,
+                 '42501', NULL, 'the granted role gets 42501 from a function it was not granted');
+
+-- ---------------------------------------------------------------------------
+-- Error paths and their SQLSTATEs
+-- ---------------------------------------------------------------------------
+-- QC001 queue_not_found
+SELECT throws_ok($$SELECT * FROM dequeue('no_such_queue', 'w')$$, 'QC001', NULL,
+                 'dequeue() on an unknown queue raises QC001');
+SELECT throws_ok($$SELECT enqueue('no_such_queue')$$, 'QC001', NULL,
+                 'enqueue() on an unknown queue raises QC001');
+SELECT throws_ok($$SELECT * FROM enqueue_batch('no_such_queue', ARRAY['{}'::jsonb])$$, 'QC001', NULL,
+                 'enqueue_batch() on an unknown queue raises QC001');
+SELECT throws_ok($$SELECT * FROM enqueue_batch('no_such_queue', '{}'::jsonb[])$$, 'QC001', NULL,
+                 'enqueue_batch() of no payloads on an unknown queue raises QC001');
+SELECT throws_ok($$SELECT alter_queue('no_such_queue', lease => '1 minute')$$, 'QC001', NULL,
+                 'alter_queue() on an unknown queue raises QC001');
+SELECT throws_ok($$SELECT drop_queue('no_such_queue')$$, 'QC001', NULL,
+                 'drop_queue() on an unknown queue raises QC001');
+
+-- 22023 invalid_parameter_value
+SELECT throws_ok($$SELECT enqueue('Bad Name')$$, '22023', NULL,
+                 'enqueue() with an invalid queue name raises 22023');
+SELECT throws_ok($$SELECT * FROM dequeue('', 'w')$$, '22023', NULL,
+                 'dequeue() with an empty queue name raises 22023');
+SELECT throws_ok($$SELECT create_queue('-starts-with-dash')$$, '22023', NULL,
+                 'create_queue() with a name starting with ''-'' raises 22023');
+SELECT throws_ok($$SELECT * FROM dequeue('default', '')$$, '22023', NULL,
+                 'dequeue() with an empty worker name raises 22023');
+SELECT throws_ok($$SELECT create_queue('tap_zero_lease', lease => '0 seconds')$$, '22023', NULL,
+                 'create_queue() with a zero lease raises 22023');
+SELECT throws_ok($$SELECT complete(1, 0)$$, '22023', NULL,
+                 'complete() with attempt 0 raises 22023');
+
+-- 42622 name_too_long
+SELECT throws_ok(format('SELECT enqueue(%L)', repeat('a', 64)), '42622', NULL,
+                 'enqueue() with a 64-byte queue name raises 42622');
+
+-- 22004 null_value_not_allowed
+SELECT throws_ok($$SELECT enqueue(NULL)$$, '22004', NULL,
+                 'enqueue(NULL) raises 22004');
+SELECT throws_ok($$SELECT enqueue('default', NULL)$$, '22004', NULL,
+                 'enqueue() with a NULL payload raises 22004');
+SELECT throws_ok($$SELECT * FROM dequeue('default', NULL)$$, '22004', NULL,
+                 'dequeue() with a NULL worker raises 22004');
+SELECT throws_ok($$SELECT complete(NULL, 1)$$, '22004', NULL,
+                 'complete() with a NULL id raises 22004');
+SELECT throws_ok($$SELECT complete(1, NULL)$$, '22004', NULL,
+                 'complete() with a NULL attempt raises 22004');
+SELECT throws_ok($$SELECT create_queue('tap_null_lease', lease => NULL)$$, '22004', NULL,
+                 'create_queue() with a NULL lease raises 22004');
+
+-- 22003 numeric_value_out_of_range
+SELECT throws_ok($$SELECT enqueue('default', priority => 101)$$, '22003', NULL,
+                 'enqueue() with priority 101 raises 22003');
+SELECT throws_ok($$SELECT * FROM dequeue('default', 'w', batch => 0)$$, '22003', NULL,
+                 'dequeue() with batch 0 raises 22003');
+
+-- 42710 duplicate_object
+SELECT throws_ok($$SELECT create_queue('default')$$, '42710', NULL,
+                 'create_queue() of an existing queue raises 42710');
+SELECT is(create_queue('default', if_not_exists => true), false,
+          'create_queue(if_not_exists => true) of an existing queue returns false');
+
+-- QC002 job_not_found
+SELECT throws_ok($$SELECT complete(-1, 1)$$, 'QC002', NULL,
+                 'complete() of a job that does not exist raises QC002');
+
+-- QC003 stale_claim: the fencing token. A claim whose lease expired and was
+-- reaped can no longer complete or fail; neither can a wrong attempt.
+SELECT create_queue('tap_stale') AS created \gset
+SELECT enqueue('tap_stale', '{"n": 1}') AS stale_job \gset
+SELECT id AS claim_id, attempt AS claim_attempt
+FROM dequeue('tap_stale', 'w1', lease => '1 second') \gset
+SELECT is(:claim_id::bigint, :stale_job::bigint, 'dequeue() claims the job enqueue() returned');
+SELECT is(:claim_attempt, 1, 'the first claim has attempt 1');
+SELECT throws_ok(format('SELECT complete(%s, %s)', :claim_id, :claim_attempt + 1), 'QC003', NULL,
+                 'complete() with an attempt that does not hold the job raises QC003');
+SELECT throws_ok(format('SELECT heartbeat(%s, %s)', :claim_id, :claim_attempt + 1), 'QC003', NULL,
+                 'heartbeat() with an attempt that does not hold the job raises QC003');
+-- Move claimqueue's clock past the lease (and the retry backoff) instead of sleeping.
+SET LOCAL claimqueue.debug_clock_offset = 3600;
+SELECT is(reap('tap_stale'), 1::bigint, 'reap() returns the expired claim to the queue');
+SELECT throws_ok(format('SELECT complete(%s, %s)', :claim_id, :claim_attempt), 'QC003', NULL,
+                 'complete() by a claim whose lease expired and was reaped raises QC003');
+SELECT throws_ok(format('SELECT fail(%s, %s)', :claim_id, :claim_attempt), 'QC003', NULL,
+                 'fail() by a claim whose lease expired and was reaped raises QC003');
+SET LOCAL claimqueue.debug_clock_offset = 7200;
+SELECT id AS claim2_id, attempt AS claim2_attempt FROM dequeue('tap_stale', 'w2') \gset
+SELECT is(:claim2_attempt, 2, 'the job is claimed again with attempt 2');
+SELECT throws_ok(format('SELECT complete(%s, %s)', :claim_id, :claim_attempt), 'QC003', NULL,
+                 'the old attempt still cannot complete after the job was reclaimed');
+SELECT lives_ok(format('SELECT complete(%s, %s)', :claim2_id, :claim2_attempt),
+                'the current attempt completes the job');
+SELECT throws_ok(format('SELECT complete(%s, %s)', :claim2_id, :claim2_attempt), 'QC003', NULL,
+                 'completing a done job again raises QC003');
+SELECT is((SELECT state FROM queue_jobs WHERE id = :claim2_id), 'done', 'the job is done');
+RESET claimqueue.debug_clock_offset;
+
+-- QC004 job_state_conflict
+SELECT throws_ok(format('SELECT cancel(%s)', :claim2_id), 'QC004', NULL,
+                 'cancel() of a done job raises QC004');
+SELECT throws_ok(format('SELECT retry(%s)', :claim2_id), 'QC004', NULL,
+                 'retry() of a done job raises QC004');
+
+-- 55006 object_in_use
+SELECT create_queue('tap_busy') AS created \gset
+SELECT enqueue('tap_busy') AS busy_job \gset
+SELECT throws_ok($$SELECT drop_queue('tap_busy')$$, '55006', NULL,
+                 'drop_queue() of a queue with ready jobs raises 55006');
+SELECT is(drop_queue('tap_busy', force => true), 1::bigint,
+          'drop_queue(force => true) deletes the queue and returns the jobs deleted');
+
+SELECT * FROM finish();
+ROLLBACK;
