@@ -107,9 +107,12 @@ constexpr int kReapBatch = 1000;
              errmsg("cannot %s job %lld: attempt %d no longer holds it", action, (long long) id,
                     attempt),
              errdetail("The job is %s and its latest attempt is %d.", state, current),
-             errhint("The lease of attempt %d expired and the job was reclaimed, or it was "
-                     "finished or cancelled. Discard this attempt's work and roll back.",
-                     attempt)));
+             attempt > current
+                 ? errhint("Attempt %d was never issued; pass the attempt that dequeue() "
+                           "returned with the job.", attempt)
+                 : errhint("The lease of attempt %d expired and the job was reclaimed, or it "
+                           "was finished or cancelled. Discard this attempt's work and roll "
+                           "back.", attempt)));
     pg_unreachable();
 }
 
