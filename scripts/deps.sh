@@ -14,6 +14,9 @@ missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# The node-postgres worker test needs node and npm (the machine's own, or Debian's).
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
 # A server older than its dev headers (or the reverse) breaks the build: upgrade both.
 server=$(dpkg-query -W -f='${Version}' postgresql-15 2>/dev/null || true)
 headers=$(dpkg-query -W -f='${Version}' postgresql-server-dev-15 2>/dev/null || true)
@@ -31,5 +34,5 @@ SUDO=""
 echo "deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
+$SUDO apt-get install -y -qq --no-install-recommends "${packages[@]}" "${missing[@]}" >/dev/null
 echo "deps: done ($(pg_config --version))"
