@@ -20,5 +20,6 @@ extern "C" {
 #include "utils/lsyscache.h"
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
+#include "lib/stringinfo.h"
 #include "nodes/execnodes.h"
 }

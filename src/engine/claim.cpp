@@ -30,7 +30,7 @@ namespace {
     "   UPDATE claimqueue.jobs j"                                                              \
     "   SET state = 'running', attempt = j.attempt + 1, worker = $2, started_at = $4,"         \
     "       lease_expires_at = $4 + coalesce($5, (SELECT lease FROM q))"                       \
-    "   FROM candidate c WHERE j.id = c.id"                                                    \
+    "   WHERE j.id = ANY (ARRAY(SELECT id FROM candidate))"                                    \
     "   RETURNING j.id, j.payload, j.attempt, j.max_attempts, j.priority, j.lease_expires_at," \
     "             j.created_at, j.run_at)"                                                     \
     " SELECT id, payload, attempt, max_attempts, priority::integer, lease_expires_at, created_at" \
@@ -291,19 +291,27 @@ int64 ReapExpired(text *queue)
 
 void ExplainClaim(text *queue, int32 batch, Tuplestorestate *out, TupleDesc out_desc)
 {
+    // The generic plan, which is what dequeue() runs (statement.cpp prepares
+    // every statement with CURSOR_OPT_GENERIC_PLAN): PREPARE the same text and
+    // EXPLAIN EXECUTE it under plan_cache_mode = force_generic_plan (set on
+    // the SQL function), so $n stay symbolic.
     ConnectSpi();
-    // Planned with these values, as dequeue()'s first executions are.
-    Statement explain = {"EXPLAIN (COSTS OFF) " CQ_CLAIM_SQL, 5,
-                         {TEXTOID, TEXTOID, INT4OID, TIMESTAMPTZOID, INTERVALOID}, nullptr};
-    Datum args[5] = {PointerGetDatum(queue), CStringGetTextDatum("explain"), Int32GetDatum(batch),
-                     TimestampTzGetDatum(ClockNow()), 0};
-    uint64 n = Execute(&explain, args, "    n");
-    for (uint64 row = 0; row < n; row++) {
+    if (SPI_execute("PREPARE cq_explain_claim(text, text, integer, timestamptz, interval) AS "
+                    CQ_CLAIM_SQL, false, 0) < 0)
+        elog(ERROR, "claimqueue: could not prepare the claim statement");
+    StringInfoData explain;
+    initStringInfo(&explain);
+    appendStringInfo(&explain,
+                     "EXPLAIN (COSTS OFF) EXECUTE cq_explain_claim(%s, 'explain', %d, now(), NULL)",
+                     quote_literal_cstr(text_to_cstring(queue)), batch);
+    if (SPI_execute(explain.data, false, 0) < 0)
+        elog(ERROR, "claimqueue: could not explain the claim statement");
+    for (uint64 row = 0; row < SPI_processed; row++) {
         bool isnull;
         Datum line = ResultValue(row, 1, &isnull);
         tuplestore_putvalues(out, out_desc, &line, &isnull);
     }
-    SPI_freeplan(explain.plan);
+    SPI_execute("DEALLOCATE cq_explain_claim", false, 0);
     FinishSpi();
 }
 

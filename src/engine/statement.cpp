@@ -10,7 +10,11 @@ namespace claimqueue {
 static SPIPlanPtr Prepared(Statement *stmt)
 {
     if (stmt->plan == nullptr) {
-        SPIPlanPtr plan = SPI_prepare(stmt->sql, stmt->nargs, stmt->argtypes);
+        // Always the generic plan: every statement here is a short indexed
+        // lookup whose plan does not depend on the values, and a custom plan
+        // would be re-planned on every call.
+        SPIPlanPtr plan = SPI_prepare_cursor(stmt->sql, stmt->nargs, stmt->argtypes,
+                                             CURSOR_OPT_GENERIC_PLAN);
         if (plan == nullptr)
             elog(ERROR, "claimqueue: SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
         if (SPI_keepplan(plan) != 0)

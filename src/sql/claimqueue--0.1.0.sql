@@ -46,9 +46,12 @@ COMMENT ON TABLE claimqueue.jobs IS 'claimqueue jobs, all states';
 -- cost does not grow with the finished jobs kept.
 CREATE INDEX jobs_ready_idx ON claimqueue.jobs (queue_id, priority DESC, run_at, id)
     WHERE state = 'ready';
--- Expired leases are found without scanning finished jobs.
+-- Expired leases are found without scanning finished jobs. The predicate names
+-- lease_expires_at so that only lease queries can use this index: a lookup of
+-- one running job by id (complete, fail, heartbeat) must take the primary key,
+-- however few running jobs the statistics last saw.
 CREATE INDEX jobs_running_idx ON claimqueue.jobs (lease_expires_at)
-    WHERE state = 'running';
+    WHERE state = 'running' AND lease_expires_at IS NOT NULL;
 -- One live job per dedup key and queue; finished jobs free the key.
 CREATE UNIQUE INDEX jobs_dedup_idx ON claimqueue.jobs (queue_id, dedup_key)
     WHERE dedup_key IS NOT NULL AND state IN ('ready', 'running');
@@ -246,6 +249,7 @@ CREATE FUNCTION claimqueue.explain_claim(queue text, batch integer DEFAULT 1)
 RETURNS SETOF text
 LANGUAGE c VOLATILE
 SET search_path = pg_catalog, pg_temp
+SET plan_cache_mode = force_generic_plan
 AS 'MODULE_PATHNAME', 'cq_explain_claim';
 
 REVOKE ALL ON FUNCTION

@@ -123,10 +123,11 @@ SELECT is(pg_catalog.pg_get_function_result(
 -- Helpers: 2 x 4 -------------------------------------------------------------
 SELECT has_function('claimqueue', fn, args) FROM helpers ORDER BY ord;
 SELECT isnt_definer('claimqueue', fn, args) FROM helpers ORDER BY ord;
-SELECT is((SELECT p.proconfig FROM pg_catalog.pg_proc p
+-- explain_claim() also sets plan_cache_mode, to show dequeue()'s generic plan.
+SELECT is((SELECT p.proconfig[1] FROM pg_catalog.pg_proc p
            WHERE p.oid = pg_catalog.to_regprocedure(
                      format('claimqueue.%I(%s)', fn, array_to_string(args, ',')))),
-          ARRAY['search_path=pg_catalog, pg_temp'],
+          'search_path=pg_catalog, pg_temp',
           format('claimqueue.%s() pins search_path = pg_catalog, pg_temp', fn))
 FROM helpers ORDER BY ord;
 SELECT function_privs_are('claimqueue', fn, args, 'public', '{}'::name[],
@@ -184,8 +185,8 @@ SELECT is(pg_catalog.pg_get_indexdef('claimqueue.jobs_ready_idx'::regclass),
           'jobs_ready_idx: claim order, partial on state = ready');
 SELECT is(pg_catalog.pg_get_indexdef('claimqueue.jobs_running_idx'::regclass),
           'CREATE INDEX jobs_running_idx ON claimqueue.jobs USING btree (lease_expires_at) '
-          'WHERE (state = ''running''::text)',
-          'jobs_running_idx: lease expiry, partial on state = running');
+          'WHERE ((state = ''running''::text) AND (lease_expires_at IS NOT NULL))',
+          'jobs_running_idx: lease expiry, partial on running jobs with a lease');
 SELECT is(pg_catalog.pg_get_indexdef('claimqueue.jobs_dedup_idx'::regclass),
           'CREATE UNIQUE INDEX jobs_dedup_idx ON claimqueue.jobs USING btree (queue_id, dedup_key) '
           'WHERE ((dedup_key IS NOT NULL) AND (state = ANY (ARRAY[''ready''::text, ''running''::text])))',
