@@ -39,6 +39,7 @@ SELECT pg_temp.err($$SELECT enqueue('emails', '{}', priority => -101)$$);
 SELECT pg_temp.err($$SELECT enqueue('emails', '{}', priority => NULL)$$);
 SELECT pg_temp.err($$SELECT enqueue('emails', '{}', max_attempts => 0)$$);
 SELECT pg_temp.err($$SELECT enqueue('emails', '{}', run_at => 'infinity')$$);
+SELECT pg_temp.err($$SELECT enqueue('emails', '{}', run_at => '-infinity')$$);
 SELECT pg_temp.err($$SELECT enqueue('emails', '{}', dedup_key => '')$$);
 SELECT pg_temp.err($$SELECT enqueue('emails', '{}', dedup_key => repeat('k', 513))$$);
 SELECT pg_temp.fingerprint() = :'before' AS unchanged;

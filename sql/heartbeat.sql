@@ -19,3 +19,17 @@ SELECT pg_temp.err($$SELECT heartbeat(1, 1, '1000 days')$$);
 SELECT pg_temp.fingerprint() = :'before' AS unchanged;
 SELECT complete(1, 1);
 SELECT heartbeat(1, 1);
+-- Leases are durations, as extract(epoch ...) counts them (a day is 24 hours,
+-- a month 30 days), whatever the time zone: a 1-day lease over a DST change
+-- is 24 hours, and a mixed-sign interval is its net duration.
+SET TimeZone = 'America/New_York';
+SELECT set_config('claimqueue.debug_clock_offset',
+       (extract(epoch FROM timestamptz '2027-03-13 12:00:00' - now()))::int::text, false) IS NOT NULL;
+SELECT enqueue('work');
+SELECT id, attempt FROM dequeue('work', 'w1', lease => '1 day');
+SELECT extract(epoch FROM lease_expires_at - started_at) AS lease_seconds FROM claimqueue.jobs WHERE id = 2;
+SELECT heartbeat(2, 1, '1 month -30 days 1 second') AS hb \gset
+SELECT extract(epoch FROM :'hb'::timestamptz - started_at) BETWEEN 1 AND 60 AS about_one_second
+FROM claimqueue.jobs WHERE id = 2;
+RESET claimqueue.debug_clock_offset;
+RESET TimeZone;

@@ -22,3 +22,13 @@ SELECT pg_temp.err($$SELECT retry(NULL)$$);
 SELECT pg_temp.err($$SELECT retry(2, 'infinity')$$);
 SELECT pg_temp.fingerprint() = :'before' AS unchanged;
 SELECT retry(1);
+-- A job cannot be revived while a live job holds its dedup_key (QC004, not a
+-- unique violation); once that job has finished, it can.
+SELECT enqueue('work', '{"n": 3}', dedup_key => 'report:7');
+SELECT cancel(3);
+SELECT enqueue('work', '{"n": 4}', dedup_key => 'report:7');
+SELECT pg_temp.err($$SELECT retry(3)$$);
+SELECT retry(3);
+SELECT cancel(4);
+SELECT retry(3);
+SELECT id, state, dedup_key FROM pg_temp.jobs WHERE dedup_key IS NOT NULL;

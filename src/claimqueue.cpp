@@ -34,8 +34,10 @@ CQ_FUNCTION(cq_check_preload)
     if (!loaded_at_preload)
         ereport(WARNING,
                 (errmsg("claimqueue is not in shared_preload_libraries"),
-                 errdetail("Without it no background worker returns jobs whose lease expired."),
+                 errdetail("claimqueue's background worker can only run when the library is "
+                           "preloaded; jobs whose lease expired come back only when reap() is "
+                           "called."),
                  errhint("Add claimqueue to shared_preload_libraries in postgresql.conf and "
-                         "restart the server; until then call reap() yourself.")));
+                         "restart the server.")));
     PG_RETURN_BOOL(loaded_at_preload);
 }

@@ -3,7 +3,7 @@
  * implementations). Standard codes are used wherever one fits: 22023
  * invalid_parameter_value, 22004 null_value_not_allowed, 22003
  * numeric_value_out_of_range, 42622 name_too_long, 42710 duplicate_object,
- * 55006 object_in_use, 25001 active_sql_transaction, 42501 insufficient_privilege.
+ * 55006 object_in_use, 40001 serialization_failure, 42501 insufficient_privilege.
  *
  *   QC000  claimqueue_error      generic, not raised on purpose
  *   QC001  queue_not_found       the named queue does not exist

@@ -53,7 +53,7 @@ Tuplestorestate *InitScalarSRF(FunctionCallInfo fcinfo, Oid type)
 void CheckIntervalArg(const char *what, Interval *value, bool lease)
 {
     int64 usec = IntervalUsec(value);
-    const char *shown = DatumGetCString(DirectFunctionCall1(interval_out, IntervalPGetDatum(value)));
+    const char *shown = IntervalText(value);
     if (lease)
         rules::CheckLease(what, usec, shown);
     else

@@ -13,6 +13,15 @@ using namespace claimqueue;
 
 namespace {
 
+[[noreturn]] void ReportInfiniteRunAt(TimestampTz run_at)
+{
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("run_at '%s' is not a finite timestamp",
+                           TIMESTAMP_IS_NOBEGIN(run_at) ? "-infinity" : "infinity"),
+                    errhint("Pass NULL to run the job now.")));
+    pg_unreachable();
+}
+
 int64 JobIdArg(FunctionCallInfo fcinfo, int n)
 {
     RequireArg(fcinfo, n, "job id");
@@ -38,8 +47,7 @@ NewJob JobOptions(FunctionCallInfo fcinfo, int n)
     job.run_at_null = PG_ARGISNULL(n);
     job.run_at = job.run_at_null ? 0 : PG_GETARG_DATUM(n);
     if (!job.run_at_null && TIMESTAMP_NOT_FINITE(PG_GETARG_TIMESTAMPTZ(n)))
-        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                        errmsg("run_at must be a finite timestamp")));
+        ReportInfiniteRunAt(PG_GETARG_TIMESTAMPTZ(n));
     RequireArg(fcinfo, n + 1, "priority");
     rules::CheckPriority(PG_GETARG_INT32(n + 1));
     job.priority = PG_GETARG_INT32(n + 1);
@@ -150,8 +158,7 @@ CQ_FUNCTION(cq_retry)
     int64 id = JobIdArg(fcinfo, 0);
     bool run_at_null = PG_ARGISNULL(1);
     if (!run_at_null && TIMESTAMP_NOT_FINITE(PG_GETARG_TIMESTAMPTZ(1)))
-        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                        errmsg("run_at must be a finite timestamp")));
+        ReportInfiniteRunAt(PG_GETARG_TIMESTAMPTZ(1));
     RetryJob(id, run_at_null ? 0 : PG_GETARG_DATUM(1), run_at_null);
     PG_RETURN_VOID();
 }

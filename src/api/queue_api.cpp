@@ -3,6 +3,7 @@
 
 #include "api/args.hpp"
 #include "core/rules.hpp"
+#include "engine/claim.hpp"
 #include "engine/clock.hpp"
 #include "engine/queues.hpp"
 
@@ -39,8 +40,7 @@ CQ_FUNCTION(cq_create_queue)
         RequireArg(fcinfo, i + 1, kNames[i]);
         CheckSetting(fcinfo, i + 1, i, &values[i]);
     }
-    rules::CheckBackoffBounds(IntervalUsec(DatumGetIntervalP(values[2])),
-                              IntervalUsec(DatumGetIntervalP(values[3])));
+    CheckBackoffDatums(values[2], values[3]);
     RequireArg(fcinfo, 6, "if_not_exists");
     QueueSettings settings = {values[0], values[1], values[2], values[3], values[4]};
     PG_RETURN_BOOL(CreateQueue(name, settings, PG_GETARG_BOOL(6)));
@@ -64,5 +64,8 @@ CQ_FUNCTION(cq_drop_queue)
 {
     text *name = QueueNameArg(fcinfo, 0);
     RequireArg(fcinfo, 1, "force");
+    // A transaction snapshot would miss jobs enqueued after it began: they
+    // would be neither counted nor deleted, and outlive their queue.
+    RequireReadCommitted("drop_queue()");
     PG_RETURN_INT64(DropQueue(name, PG_GETARG_BOOL(1)));
 }

@@ -138,12 +138,14 @@ void CheckDelay(const char *what, int64_t usec, std::string_view shown)
                     Named(what, shown) + " is longer than 100 years");
 }
 
-void CheckBackoffBounds(int64_t base_usec, int64_t cap_usec)
+void CheckBackoffBounds(int64_t base_usec, int64_t cap_usec, std::string_view shown_base,
+                        std::string_view shown_cap)
 {
     if (cap_usec < base_usec)
         throw Error(sqlstate::kInvalidParameterValue,
-                    "backoff_cap must not be smaller than backoff_base", {},
-                    "Raise backoff_cap or lower backoff_base.");
+                    Named("backoff_cap", shown_cap) + " must not be smaller than " +
+                        Named("backoff_base", shown_base),
+                    {}, "Raise backoff_cap or lower backoff_base.");
 }
 
 int64_t BackoffUsec(int attempts_made, int64_t base_usec, int64_t cap_usec, double unit_random)

@@ -39,8 +39,10 @@ void CheckMaxAttempts(int64_t max_attempts);
 void CheckLease(const char *what, int64_t usec, std::string_view shown = {});
 // A delay (backoff, retry_in, retention): zero or positive, at most kMaxDelayUsec.
 void CheckDelay(const char *what, int64_t usec, std::string_view shown = {});
-// backoff_cap must not be below backoff_base.
-void CheckBackoffBounds(int64_t base_usec, int64_t cap_usec);
+// backoff_cap must not be smaller than backoff_base; the shown values, if
+// given, are quoted in the message.
+void CheckBackoffBounds(int64_t base_usec, int64_t cap_usec, std::string_view shown_base = {},
+                        std::string_view shown_cap = {});
 
 // Delay before the next try after `attempts_made` failed attempts (>= 1):
 // d = min(cap, base * 2^(attempts_made - 1)), then "equal jitter":

@@ -2,6 +2,7 @@
 #include "engine/claim.hpp"
 
 extern "C" {
+#include "commands/prepare.h"
 #include "common/pg_prng.h"
 }
 
@@ -29,7 +30,7 @@ namespace {
     " claimed AS ("                                                                            \
     "   UPDATE claimqueue.jobs j"                                                              \
     "   SET state = 'running', attempt = j.attempt + 1, worker = $2, started_at = $4,"         \
-    "       lease_expires_at = $4 + coalesce($5, (SELECT lease FROM q))"                       \
+    "       lease_expires_at = " CQ_PLUS_DURATION("$4", "coalesce($5, (SELECT lease FROM q))")   \
     "   WHERE j.id = ANY (ARRAY(SELECT id FROM candidate))"                                    \
     "   RETURNING j.id, j.payload, j.attempt, j.max_attempts, j.priority, j.lease_expires_at," \
     "             j.created_at, j.run_at)"                                                     \
@@ -59,16 +60,26 @@ Statement kRecordFailure = {
     5, {INT8OID, TEXTOID, TIMESTAMPTZOID, TEXTOID, TIMESTAMPTZOID}, nullptr};
 
 Statement kHeartbeat = {
-    "UPDATE claimqueue.jobs j SET lease_expires_at = $3 + coalesce($4,"
-    "   (SELECT q.lease FROM claimqueue.queues q WHERE q.queue_id = j.queue_id))"
+    "UPDATE claimqueue.jobs j SET lease_expires_at = "
+    CQ_PLUS_DURATION("$3", "coalesce($4, (SELECT q.lease FROM claimqueue.queues q"
+                                        " WHERE q.queue_id = j.queue_id))")
     " WHERE j.id = $1 AND j.attempt = $2 AND j.state = 'running' RETURNING j.lease_expires_at",
     4, {INT8OID, INT4OID, TIMESTAMPTZOID, INTERVALOID}, nullptr};
 
+// A revived job must not take a dedup_key that a live job holds.
 Statement kRetry = {
-    "UPDATE claimqueue.jobs SET state = 'ready', run_at = $2, finished_at = NULL,"
-    " lease_expires_at = NULL, max_attempts = greatest(max_attempts, attempt + 1)"
-    " WHERE id = $1 AND state IN ('failed', 'cancelled')",
+    "UPDATE claimqueue.jobs j SET state = 'ready', run_at = $2, finished_at = NULL,"
+    " lease_expires_at = NULL, max_attempts = greatest(j.max_attempts, j.attempt + 1)"
+    " WHERE j.id = $1 AND j.state IN ('failed', 'cancelled')"
+    " AND NOT EXISTS (SELECT 1 FROM claimqueue.jobs o WHERE o.queue_id = j.queue_id"
+    "                 AND o.dedup_key = j.dedup_key AND o.state IN ('ready', 'running'))",
     2, {INT8OID, TIMESTAMPTZOID}, nullptr};
+
+Statement kLiveTwin = {
+    "SELECT o.id, o.dedup_key FROM claimqueue.jobs j JOIN claimqueue.jobs o"
+    " ON o.queue_id = j.queue_id AND o.dedup_key = j.dedup_key"
+    " WHERE j.id = $1 AND o.state IN ('ready', 'running')",
+    1, {INT8OID}, nullptr};
 
 Statement kCancel = {
     "UPDATE claimqueue.jobs SET state = 'cancelled', finished_at = $2, lease_expires_at = NULL"
@@ -97,6 +108,17 @@ constexpr int kReapBatch = 1000;
 [[noreturn]] void ReportNotHeld(int64 id, int32 attempt, const char *action)
 {
     Datum args[1] = {Int64GetDatum(id)};
+    // Under REPEATABLE READ or SERIALIZABLE the snapshot may predate the
+    // claim: if the job is running under this attempt by now, the claim is
+    // valid and only this transaction is too old to act on it.
+    if (IsolationUsesXactSnapshot() && ExecuteLatest(&kJobState, args, nullptr, 1) == 1 &&
+        DatumGetInt32(ResultValue(0, 2)) == attempt &&
+        strcmp(TextDatumGetCString(ResultValue(0, 1)), "running") == 0)
+        ereport(ERROR,
+                (errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+                 errmsg("could not %s job %lld: it was claimed after this transaction's snapshot",
+                        action, (long long) id),
+                 errhint("Retry the transaction; attempt %d still holds the job.", attempt)));
     if (Execute(&kJobState, args, nullptr, 1) == 0)
         ereport(ERROR, (errcode(ERRCODE_CQ_JOB_NOT_FOUND),
                         errmsg("job %lld does not exist", (long long) id)));
@@ -229,8 +251,17 @@ void RetryJob(int64 id, Datum run_at, bool run_at_null)
     ConnectSpi();
     Datum args[2] = {Int64GetDatum(id),
                      run_at_null ? TimestampTzGetDatum(ClockNow()) : run_at};
-    if (Execute(&kRetry, args, nullptr) != 1)
+    if (Execute(&kRetry, args, nullptr) != 1) {
+        if (Execute(&kLiveTwin, args, nullptr, 1) == 1)
+            ereport(ERROR,
+                    (errcode(ERRCODE_CQ_JOB_STATE_CONFLICT),
+                     errmsg("cannot retry job %lld: job %lld holds its dedup_key \"%s\"",
+                            (long long) id, (long long) DatumGetInt64(ResultValue(0, 1)),
+                            TextDatumGetCString(ResultValue(0, 2))),
+                     errhint("Retry it once job %lld has finished, or cancel that job.",
+                             (long long) DatumGetInt64(ResultValue(0, 1)))));
         ReportWrongState(id, "retry", "failed and cancelled");
+    }
     FinishSpi();
 }
 
@@ -294,24 +325,36 @@ void ExplainClaim(text *queue, int32 batch, Tuplestorestate *out, TupleDesc out_
     // The generic plan, which is what dequeue() runs (statement.cpp prepares
     // every statement with CURSOR_OPT_GENERIC_PLAN): PREPARE the same text and
     // EXPLAIN EXECUTE it under plan_cache_mode = force_generic_plan (set on
-    // the SQL function), so $n stay symbolic.
+    // the SQL function), so $n stay symbolic. The prepared statement is
+    // session-level, so it is dropped on every exit, errors included.
+    static const char *const kName = "claimqueue_explain_claim";
+    DropPreparedStatement(kName, false);
     ConnectSpi();
-    if (SPI_execute("PREPARE cq_explain_claim(text, text, integer, timestamptz, interval) AS "
-                    CQ_CLAIM_SQL, false, 0) < 0)
-        elog(ERROR, "claimqueue: could not prepare the claim statement");
-    StringInfoData explain;
-    initStringInfo(&explain);
-    appendStringInfo(&explain,
-                     "EXPLAIN (COSTS OFF) EXECUTE cq_explain_claim(%s, 'explain', %d, now(), NULL)",
-                     quote_literal_cstr(text_to_cstring(queue)), batch);
-    if (SPI_execute(explain.data, false, 0) < 0)
-        elog(ERROR, "claimqueue: could not explain the claim statement");
-    for (uint64 row = 0; row < SPI_processed; row++) {
-        bool isnull;
-        Datum line = ResultValue(row, 1, &isnull);
-        tuplestore_putvalues(out, out_desc, &line, &isnull);
+    PG_TRY();
+    {
+        StringInfoData sql;
+        initStringInfo(&sql);
+        appendStringInfo(&sql,
+                         "PREPARE %s(text, text, integer, timestamptz, interval) AS " CQ_CLAIM_SQL,
+                         kName);
+        if (SPI_execute(sql.data, false, 0) < 0)
+            elog(ERROR, "claimqueue: could not prepare the claim statement");
+        resetStringInfo(&sql);
+        appendStringInfo(&sql, "EXPLAIN (COSTS OFF) EXECUTE %s(%s, 'explain', %d, now(), NULL)",
+                         kName, quote_literal_cstr(text_to_cstring(queue)), batch);
+        if (SPI_execute(sql.data, false, 0) < 0)
+            elog(ERROR, "claimqueue: could not explain the claim statement");
+        for (uint64 row = 0; row < SPI_processed; row++) {
+            bool isnull;
+            Datum line = ResultValue(row, 1, &isnull);
+            tuplestore_putvalues(out, out_desc, &line, &isnull);
+        }
     }
-    SPI_execute("DEALLOCATE cq_explain_claim", false, 0);
+    PG_FINALLY();
+    {
+        DropPreparedStatement(kName, false);
+    }
+    PG_END_TRY();
     FinishSpi();
 }
 

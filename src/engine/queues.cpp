@@ -93,7 +93,11 @@ bool CreateQueue(text *name, const QueueSettings &s, bool if_not_exists)
     Datum args[6] = {PointerGetDatum(name), s.lease, s.max_attempts,
                      s.backoff_base, s.backoff_cap, s.retention};
     ConnectSpi();
-    bool created = Execute(&kInsertQueue, args, nullptr) == 1;
+    // Checked first so that the insert never reaches merge_default_queue's
+    // restore path (an INSERT of an existing 'default').
+    Datum key[1] = {PointerGetDatum(name)};
+    bool created = Execute(&kQueueExists, key, nullptr, 1) == 0 &&
+                   Execute(&kInsertQueue, args, nullptr) == 1;
     FinishSpi();
     if (!created && !if_not_exists)
         ereport(ERROR, (errcode(ERRCODE_DUPLICATE_OBJECT),
@@ -115,8 +119,7 @@ void AlterQueue(text *name, const QueueSettings &s, const bool given[5])
     args[0] = PointerGetDatum(name);
     for (int i = 0; i < 5; i++)
         args[i + 1] = given[i] ? requested[i] : ResultValue(0, i + 1);
-    rules::CheckBackoffBounds(IntervalUsec(DatumGetIntervalP(args[3])),
-                              IntervalUsec(DatumGetIntervalP(args[4])));
+    CheckBackoffDatums(args[3], args[4]);
     Execute(&kUpdateQueue, args, nullptr);
     FinishSpi();
 }

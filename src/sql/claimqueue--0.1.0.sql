@@ -56,14 +56,37 @@ CREATE INDEX jobs_running_idx ON claimqueue.jobs (lease_expires_at)
 CREATE UNIQUE INDEX jobs_dedup_idx ON claimqueue.jobs (queue_id, dedup_key)
     WHERE dedup_key IS NOT NULL AND state IN ('ready', 'running');
 
--- Kept by pg_dump. The default queue is created by CREATE EXTENSION itself.
-SELECT pg_catalog.pg_extension_config_dump('claimqueue.queues', 'WHERE name <> ''default''');
+-- Kept by pg_dump, every row. The default queue is created by CREATE EXTENSION
+-- itself, so on restore its dumped row (settings and id) is merged into the one
+-- CREATE EXTENSION made, by the trigger below, instead of colliding with it.
+SELECT pg_catalog.pg_extension_config_dump('claimqueue.queues', '');
 SELECT pg_catalog.pg_extension_config_dump('claimqueue.queues_queue_id_seq', '');
 SELECT pg_catalog.pg_extension_config_dump('claimqueue.jobs', '');
 SELECT pg_catalog.pg_extension_config_dump('claimqueue.jobs_id_seq', '');
 
 INSERT INTO claimqueue.queues (queue_id, name) VALUES (1, 'default');
 SELECT pg_catalog.setval('claimqueue.queues_queue_id_seq', 1);
+
+-- An INSERT of a queue named default while one exists (only a restore does
+-- that: create_queue() checks first) updates the existing row instead.
+CREATE FUNCTION claimqueue.merge_default_queue() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    UPDATE claimqueue.queues
+       SET queue_id = NEW.queue_id, lease = NEW.lease, max_attempts = NEW.max_attempts,
+           backoff_base = NEW.backoff_base, backoff_cap = NEW.backoff_cap,
+           retention = NEW.retention, created_at = NEW.created_at
+     WHERE name = NEW.name;
+    IF FOUND THEN
+        RETURN NULL;
+    END IF;
+    RETURN NEW;
+END
+$$;
+CREATE TRIGGER merge_default_queue BEFORE INSERT ON claimqueue.queues
+    FOR EACH ROW WHEN (NEW.name = 'default') EXECUTE FUNCTION claimqueue.merge_default_queue();
 
 -- Warns when the library is not in shared_preload_libraries.
 CREATE FUNCTION claimqueue.check_preload() RETURNS boolean
@@ -266,6 +289,7 @@ REVOKE ALL ON FUNCTION
     @extschema@.cancel(bigint),
     @extschema@.reap(text),
     claimqueue.check_preload(),
-    claimqueue.explain_claim(text, integer)
+    claimqueue.explain_claim(text, integer),
+    claimqueue.merge_default_queue()
 FROM PUBLIC;
 REVOKE ALL ON @extschema@.queue_stats, @extschema@.queue_jobs, @extschema@.queue_settings FROM PUBLIC;

@@ -31,7 +31,7 @@ FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extna
 WHERE e.extname = 'pgtap' \gset
 SET LOCAL search_path = :"cq", :"tap", public;
 
-SELECT plan(205);
+SELECT plan(209);
 
 -- ---------------------------------------------------------------------------
 -- The API: one row per SQL function, with the contract it must keep.
@@ -81,7 +81,8 @@ INSERT INTO api VALUES
 
 -- Helpers that are not part of the client API (schema claimqueue).
 CREATE TEMP TABLE helpers (ord int PRIMARY KEY, fn name NOT NULL, args name[] NOT NULL);
-INSERT INTO helpers VALUES (1, 'check_preload', '{}'), (2, 'explain_claim', '{text,integer}');
+INSERT INTO helpers VALUES (1, 'check_preload', '{}'), (2, 'explain_claim', '{text,integer}'),
+                           (3, 'merge_default_queue', '{}');
 
 -- The roles used below: one with no grants at all, one granted what a worker needs.
 CREATE ROLE claimqueue_tap_nobody NOLOGIN;
@@ -120,7 +121,7 @@ SELECT is(pg_catalog.pg_get_function_result(
           'lease_expires_at timestamp with time zone, enqueued_at timestamp with time zone)',
           'dequeue() returns TABLE(id, payload, attempt, max_attempts, priority, lease_expires_at, enqueued_at)');
 
--- Helpers: 2 x 4 -------------------------------------------------------------
+-- Helpers: 3 x 4 -------------------------------------------------------------
 SELECT has_function('claimqueue', fn, args) FROM helpers ORDER BY ord;
 SELECT isnt_definer('claimqueue', fn, args) FROM helpers ORDER BY ord;
 -- explain_claim() also sets plan_cache_mode, to show dequeue()'s generic plan.
@@ -143,7 +144,7 @@ SELECT set_eq(
              UNION ALL
              SELECT format('claimqueue.%%I(%%s)', fn, array_to_string(args, ','))::regprocedure::text FROM helpers$$,
            :'cq'),
-    'the extension''s functions are exactly the 12 API functions and 2 helpers');
+    'the extension''s functions are exactly the 12 API functions and 3 helpers');
 
 -- ---------------------------------------------------------------------------
 -- Schema, tables and indexes

@@ -204,6 +204,10 @@ TEST(CheckBackoffBounds, CapBelowBaseIs22023)
     auto err = CatchError([] { CheckBackoffBounds(10, 9); });
     ASSERT_TRUE(err);
     EXPECT_STREQ(err->what(), "backoff_cap must not be smaller than backoff_base");
+    auto shown = CatchError([] { CheckBackoffBounds(2, 1, "@ 2 hours", "@ 1 hour"); });
+    ASSERT_TRUE(shown);
+    EXPECT_STREQ(shown->what(),
+                 "backoff_cap '@ 1 hour' must not be smaller than backoff_base '@ 2 hours'");
     EXPECT_FALSE(err->hint().empty());
 }
 
