@@ -13,24 +13,25 @@ void RequireArg(FunctionCallInfo fcinfo, int n, const char *what)
                         errmsg("%s must not be NULL", what)));
 }
 
+// True when argument n is NULL and optional; raises 22004 when it is NULL
+// and required.
+static bool AbsentOptional(FunctionCallInfo fcinfo, int n, const char *what, bool optional)
+{
+    if (!PG_ARGISNULL(n))
+        return false;
+    if (!optional)
+        RequireArg(fcinfo, n, what);
+    return true;
+}
+
 text *TextArg(FunctionCallInfo fcinfo, int n, const char *what, bool optional)
 {
-    if (PG_ARGISNULL(n)) {
-        if (optional)
-            return nullptr;
-        RequireArg(fcinfo, n, what);
-    }
-    return PG_GETARG_TEXT_PP(n);
+    return AbsentOptional(fcinfo, n, what, optional) ? nullptr : PG_GETARG_TEXT_PP(n);
 }
 
 Interval *IntervalArg(FunctionCallInfo fcinfo, int n, const char *what, bool optional)
 {
-    if (PG_ARGISNULL(n)) {
-        if (optional)
-            return nullptr;
-        RequireArg(fcinfo, n, what);
-    }
-    return PG_GETARG_INTERVAL_P(n);
+    return AbsentOptional(fcinfo, n, what, optional) ? nullptr : PG_GETARG_INTERVAL_P(n);
 }
 
 Tuplestorestate *InitScalarSRF(FunctionCallInfo fcinfo, Oid type)

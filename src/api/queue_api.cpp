@@ -11,17 +11,19 @@ using namespace claimqueue;
 
 namespace {
 
+// The settings, in QueueSettings order and in argument order after the name.
+const char *const kSettingNames[5] = {"lease", "max_attempts", "backoff_base", "backoff_cap",
+                                      "retention"};
+
 // Checks one setting (argument n) if given; returns whether it was given.
 bool CheckSetting(FunctionCallInfo fcinfo, int n, int field, Datum *out)
 {
-    static const char *const kNames[5] = {"lease", "max_attempts", "backoff_base", "backoff_cap",
-                                          "retention"};
     if (PG_ARGISNULL(n))
         return false;
     if (field == 1) {
         rules::CheckMaxAttempts(PG_GETARG_INT32(n));
     } else {
-        CheckIntervalArg(kNames[field], PG_GETARG_INTERVAL_P(n), field == 0);
+        CheckIntervalArg(kSettingNames[field], PG_GETARG_INTERVAL_P(n), field == 0);
     }
     *out = PG_GETARG_DATUM(n);
     return true;
@@ -33,11 +35,9 @@ bool CheckSetting(FunctionCallInfo fcinfo, int n, int field, Datum *out)
 CQ_FUNCTION(cq_create_queue)
 {
     text *name = QueueNameArg(fcinfo, 0);
-    static const char *const kNames[5] = {"lease", "max_attempts", "backoff_base", "backoff_cap",
-                                          "retention"};
     Datum values[5];
     for (int i = 0; i < 5; i++) {
-        RequireArg(fcinfo, i + 1, kNames[i]);
+        RequireArg(fcinfo, i + 1, kSettingNames[i]);
         CheckSetting(fcinfo, i + 1, i, &values[i]);
     }
     CheckBackoffDatums(values[2], values[3]);
