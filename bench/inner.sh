@@ -1,0 +1,326 @@
+#!/usr/bin/env bash
+# The benchmark proper. Runs inside the throwaway cluster that bench/run.sh
+# starts with pg_virtualenv (PG* variables set, superuser); see bench/README.md.
+#
+#   bash bench/inner.sh MODE WORKDIR
+#
+# MODE is quick or full. Writes into WORKDIR (created by run.sh):
+#   raw.csv       one line per measurement (before ratios)
+#   windows.csv   the held-snapshot probe, one line per 10-s window
+#   machine.txt   machine and server description (key: value)
+#   results.csv   raw.csv with ratios to the ceilings and the plain baseline
+#   table.md      the markdown tables
+#   logs/         every pgbench and psql log
+# Figures are information: nothing here asserts on them. The script fails
+# (non-zero) when a pgbench run fails or reports failed transactions.
+set -euo pipefail
+
+mode=${1:?usage: inner.sh quick|full WORKDIR}
+work=${2:?usage: inner.sh quick|full WORKDIR}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+sqldir=$here/sql
+logs=$work/logs
+mkdir -p "$logs"
+raw=$work/raw.csv
+windows=$work/windows.csv
+
+# --- settings per mode (each can be overridden from the environment) ---------
+case $mode in
+quick)
+    ceil_clients=${BENCH_CEIL_CLIENTS:-8}
+    drain_clients=${BENCH_DRAIN_CLIENTS:-8}
+    onetxn_clients=${BENCH_ONETXN_CLIENTS:-8}
+    batch_clients=${BENCH_BATCH_CLIENTS:-8}
+    held_secs=${BENCH_HELD_SECS:-120}
+    held_backlog=${BENCH_HELD_BACKLOG:-300000}
+    history=${BENCH_HISTORY:-}
+    ;;
+full)
+    ceil_clients=${BENCH_CEIL_CLIENTS:-1 4 8 16 32}
+    drain_clients=${BENCH_DRAIN_CLIENTS:-1 4 8 16 32}
+    onetxn_clients=${BENCH_ONETXN_CLIENTS:-8}
+    batch_clients=${BENCH_BATCH_CLIENTS:-8}
+    held_secs=${BENCH_HELD_SECS:-600}
+    held_backlog=${BENCH_HELD_BACKLOG:-1000000}
+    history=${BENCH_HISTORY:-1000000}
+    ;;
+*) echo "inner.sh: mode must be quick or full, not '$mode'" >&2; exit 2 ;;
+esac
+t_ceil=${BENCH_T_CEIL:-10}          # seconds per ceiling run
+t_drain=${BENCH_T_DRAIN:-20}        # seconds per drain run
+t_onetxn=${BENCH_T_ONETXN:-20}      # seconds per one-commit-per-job run
+t_batch=${BENCH_T_BATCH:-10}        # seconds per batch run
+drain_prefill=${BENCH_DRAIN_PREFILL:-200000}
+batch_prefill=${BENCH_BATCH_PREFILL:-1000000}
+held_consumers=${BENCH_HELD_CONSUMERS:-8}
+held_producers=${BENCH_HELD_PRODUCERS:-2}
+window=10                           # seconds per held-snapshot window
+chunk=50000                         # payloads per enqueue_batch() call
+
+# --- helpers ------------------------------------------------------------------
+log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*"; }
+psqlq() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
+val() { psql -X -q -v ON_ERROR_STOP=1 -At -c "$1"; }
+die() { echo "inner.sh: $*" >&2; exit 1; }
+threads() { if [ "$1" -lt 2 ]; then echo 1; else echo 2; fi; }
+
+# A fresh start for every workload: empty tables, vacuumed, analyzed, checkpointed.
+# claimqueue.jobs is truncated without RESTART IDENTITY (ids keep growing, as a
+# real queue's do).
+reset_tables() {
+    psqlq -c "TRUNCATE bench_commit, bench_plain RESTART IDENTITY" \
+          -c "TRUNCATE claimqueue.jobs" >>"$logs/reset.log" 2>&1
+}
+settle() {
+    psqlq -c "VACUUM ANALYZE bench_commit, bench_plain, claimqueue.jobs, claimqueue.queues" \
+          -c "CHECKPOINT" >>"$logs/reset.log" 2>&1
+}
+
+# cq_fill N: N ready jobs in queue 'bench' through enqueue_batch (chunks of $chunk).
+cq_fill() {
+    local n=$1 left=$1 k
+    {
+        while [ "$left" -gt 0 ]; do
+            k=$(( left < chunk ? left : chunk ))
+            echo "SELECT count(*) FROM enqueue_batch('bench', (SELECT array_agg(jsonb_build_object('n', g)) FROM generate_series(1, $k) g));"
+            left=$((left - k))
+        done
+    } | psqlq -At >/dev/null
+    [ "$(val "SELECT count(*) FROM claimqueue.jobs WHERE state = 'ready'")" -ge "$n" ] ||
+        die "cq_fill: fewer than $n ready jobs"
+}
+# plain_fill N: N ready rows in bench_plain.
+plain_fill() {
+    psqlq -c "INSERT INTO bench_plain (payload) SELECT jsonb_build_object('n', g) FROM generate_series(1, $1) g"
+}
+# Retained history: N finished jobs below the ready ones. claimqueue: enqueued
+# through the API, then marked done directly (as sql/claim_plan.sql does), so
+# the rows look like real finished jobs; plain: inserted as done.
+cq_history() {
+    cq_fill "$1"
+    psqlq -c "UPDATE claimqueue.jobs SET state = 'done', attempt = 1, worker = 'history',
+                     started_at = now(), finished_at = now()
+              WHERE state = 'ready'" >/dev/null
+}
+plain_history() {
+    psqlq -c "INSERT INTO bench_plain (status, payload, claimed_at, finished_at, worker)
+              SELECT 'done', jsonb_build_object('n', g), now(), now(), 'history'
+              FROM generate_series(1, $1) g"
+}
+cq_count()    { val "SELECT count(*) FROM claimqueue.jobs WHERE state = '$1'"; }
+plain_count() { val "SELECT count(*) FROM bench_plain WHERE status = '$1'"; }
+
+# pgbench_run NAME CLIENTS SECONDS SCRIPT: one pgbench run; sets LOOPS and TPS.
+pgbench_run() {
+    local name=$1 c=$2 t=$3 script=$4 out=$logs/$1.log
+    log "  pgbench $name: -c $c -T $t $(basename "$script")"
+    if ! pgbench -n -M prepared -c "$c" -j "$(threads "$c")" -T "$t" -f "$script" >"$out" 2>&1; then
+        tail -20 "$out" >&2
+        die "pgbench $name failed (log: $out)"
+    fi
+    LOOPS=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$out")
+    TPS=$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$out")
+    local failed
+    failed=$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' "$out")
+    [ -n "$LOOPS" ] && [ -n "$TPS" ] || die "pgbench $name: no result in $out"
+    [ "${failed:-0}" = 0 ] || die "pgbench $name: $failed failed transactions (log: $out)"
+}
+
+echo "section,workload,impl,clients,duration_s,loops,loops_per_s,jobs,jobs_per_s,ceiling_ref,backlog_left,note" >"$raw"
+# record SECTION WORKLOAD IMPL CLIENTS DURATION JOBS CEILING_REF BACKLOG NOTE (LOOPS/TPS from pgbench_run)
+record() {
+    local jobs=$6 jps=""
+    if [ -n "$jobs" ] && [ "$LOOPS" -gt 0 ]; then
+        jps=$(awk -v t="$TPS" -v j="$jobs" -v l="$LOOPS" 'BEGIN { printf "%.1f", t * j / l }')
+    fi
+    echo "$1,$2,$3,$4,$5,$LOOPS,$TPS,$jobs,$jps,$7,$8,$9" >>"$raw"
+    log "  -> $2 $3 c=$4: ${TPS} loops/s${jps:+, $jps jobs/s}${8:+, backlog left $8}${9:+ ($9)}"
+}
+dry_note() { if [ "$1" -eq 0 ]; then echo "RAN DRY: rate understated"; fi; }
+
+# --- schema ---------------------------------------------------------------------
+psqlq -f "$sqldir/schema.sql" >"$logs/schema.log" 2>&1 || { cat "$logs/schema.log" >&2; die "schema failed"; }
+
+# --- machine and server description --------------------------------------------
+server_setting() { val "SELECT current_setting('$1')"; }
+[ "$(server_setting fsync)" = on ] || die "fsync is off: commits are not durable (run through bench/run.sh)"
+[ "$(server_setting synchronous_commit)" = on ] || die "synchronous_commit is not on"
+{
+    echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+    echo "mode: $mode"
+    echo "host: nproc $(nproc), memory $(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo), CPU $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), kernel $(uname -r)"
+    echo "storage: $(df -hT "$(server_setting data_directory)" | awk 'NR == 2 { print $1 " " $2 ", " $3 " total" }')"
+    echo "server: $(val 'SELECT version()')"
+    echo "pgbench: $(pgbench --version)"
+    echo "claimqueue: $(val "SELECT extversion FROM pg_extension WHERE extname = 'claimqueue'" 2>/dev/null || echo '?'), commit $(git -C "$here/.." rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$here/.." diff --quiet HEAD -- src sql 2>/dev/null || echo ' (src/ or sql/ modified)')"
+    for s in shared_buffers synchronous_commit fsync wal_sync_method full_page_writes wal_level \
+             max_wal_size checkpoint_timeout autovacuum max_connections shared_preload_libraries; do
+        echo "$s: $(server_setting "$s")"
+    done
+} >"$work/machine.txt"
+
+# --- (1) ceilings ---------------------------------------------------------------
+log "(1) commit-rate ceilings"
+for c in $ceil_clients; do
+    for k in 1 2; do
+        reset_tables; settle
+        pgbench_run "ceiling_commit${k}_c$c" "$c" "$t_ceil" "$sqldir/commit$k.sql"
+        record ceiling "commit$k" sql "$c" "$t_ceil" "" "" "" "$k durable INSERT commit(s) per loop"
+    done
+done
+
+# --- (2)+(3) drain: plain baseline and claimqueue, 2 commits per job -------------
+# drain_pair SECTION CLIENTS SECONDS PREFILL HISTORY CQ_SCRIPT PLAIN_SCRIPT CEILING WORKLOAD
+drain_pair() {
+    local section=$1 c=$2 t=$3 prefill=$4 hist=$5 cqs=$6 pls=$7 ceil=$8 wl=$9 left
+    reset_tables
+    [ -z "$hist" ] || plain_history "$hist" >/dev/null
+    plain_fill "$prefill" >/dev/null; settle
+    pgbench_run "${wl}_plain_c$c" "$c" "$t" "$sqldir/$pls"
+    left=$(plain_count ready)
+    record "$section" "$wl" plain "$c" "$t" "$(( $(plain_count done) - ${hist:-0} ))" "$ceil" "$left" "$(dry_note "$left")"
+
+    reset_tables
+    [ -z "$hist" ] || cq_history "$hist"
+    cq_fill "$prefill"; settle
+    pgbench_run "${wl}_claimqueue_c$c" "$c" "$t" "$sqldir/$cqs"
+    left=$(cq_count ready)
+    record "$section" "$wl" claimqueue "$c" "$t" "$(( $(cq_count done) - ${hist:-0} ))" "$ceil" "$left" "$(dry_note "$left")"
+}
+
+log "(2,3) drain: $drain_prefill prefilled, claim and complete in separate transactions"
+for c in $drain_clients; do
+    drain_pair drain "$c" "$t_drain" "$drain_prefill" "" cq_drain.sql plain_drain.sql commit2 drain
+done
+
+# --- (4) one commit per job ------------------------------------------------------
+log "(4) one commit per job: claim and complete in one transaction"
+for c in $onetxn_clients; do
+    drain_pair one_commit "$c" "$t_onetxn" "$drain_prefill" "" cq_onetxn.sql plain_onetxn.sql commit1 one_commit_per_job
+done
+
+# --- (5) batch of 100 --------------------------------------------------------------
+log "(5) batch: claim 100 per transaction, complete them in one transaction"
+for c in $batch_clients; do
+    drain_pair batch "$c" "$t_batch" "$batch_prefill" "" cq_batch.sql plain_batch.sql commit2 batch100
+done
+
+# --- full mode: drain with retained history ---------------------------------------
+if [ -n "$history" ]; then
+    log "drain with $history finished jobs retained"
+    for c in ${BENCH_HISTORY_CLIENTS:-8}; do
+        drain_pair history "$c" "$t_drain" "$drain_prefill" "$history" cq_drain.sql plain_drain.sql commit2 "drain_history_$history"
+    done
+fi
+
+# --- (6) held-snapshot probe ---------------------------------------------------------
+echo "impl,window,t_s,jobs,jobs_per_s,consumer_tps,consumer_lat_ms,producer_tps,backlog_ready,dead_tuples,table_mb" >"$windows"
+
+held_probe() {
+    local impl=$1 produce cons sample holder_pid t0 next now i=0 prev_done prev_t rel
+    if [ "$impl" = claimqueue ]; then
+        produce=cq_produce.sql; cons=cq_drain.sql; rel=claimqueue.jobs
+        sample="SELECT extract(epoch FROM now()), count(*) FILTER (WHERE state = 'ready'), count(*) FILTER (WHERE state = 'done') FROM claimqueue.jobs"
+    else
+        produce=plain_produce.sql; cons=plain_drain.sql; rel=bench_plain
+        sample="SELECT extract(epoch FROM now()), count(*) FILTER (WHERE status = 'ready'), count(*) FILTER (WHERE status = 'done') FROM bench_plain"
+    fi
+    log "(6) held snapshot, $impl: ${held_secs}s, $held_producers producers, $held_consumers consumers, backlog $held_backlog"
+    reset_tables
+    if [ "$impl" = claimqueue ]; then cq_fill "$held_backlog"; else plain_fill "$held_backlog" >/dev/null; fi
+    settle
+
+    # The holder: a REPEATABLE READ transaction with an xid, open for the whole run.
+    printf '%s\n' "SET application_name = 'bench_holder';" \
+        "BEGIN ISOLATION LEVEL REPEATABLE READ;" "SELECT txid_current();" \
+        "SELECT pg_sleep($((held_secs + 120)));" "COMMIT;" |
+        psql -X -q -At >"$logs/held_${impl}_holder.log" 2>&1 &
+    holder_pid=$!
+    for _ in $(seq 100); do
+        [ "$(val "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'bench_holder' AND backend_xid IS NOT NULL")" = 1 ] && break
+        sleep 0.1
+    done
+    [ "$(val "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'bench_holder' AND backend_xid IS NOT NULL")" = 1 ] ||
+        die "held probe: the holder has no xid"
+    echo "holder xid $(val "SELECT backend_xid FROM pg_stat_activity WHERE application_name = 'bench_holder'")" >>"$logs/held_${impl}_holder.log"
+
+    # pgbench runs a little longer than the sampled windows, so the last window
+    # never races its end.
+    local nwin=$((held_secs / window)) pg_secs=$((held_secs + window / 2))
+    pgbench -n -M prepared -c "$held_producers" -j 1 -T "$pg_secs" --progress=$window \
+        -f "$sqldir/$produce" >"$logs/held_${impl}_producers.log" 2>&1 &
+    local prod_pid=$!
+    pgbench -n -M prepared -c "$held_consumers" -j "$(threads "$held_consumers")" -T "$pg_secs" --progress=$window \
+        -f "$sqldir/$cons" >"$logs/held_${impl}_consumers.log" 2>&1 &
+    local cons_pid=$!
+
+    # Sample every $window s: jobs done (delta = jobs completed in the window),
+    # timed by now() (the statement's start, when its snapshot was taken),
+    # ready backlog, dead tuples (pgstat, lags a little), table size.
+    t0=$(date +%s.%N)
+    read -r prev_t _ prev_done < <(val "$sample" | tr '|' ' ')
+    next=$(awk -v a="$t0" -v w="$window" 'BEGIN { printf "%.3f", a + w }')
+    while [ "$i" -lt "$nwin" ]; do
+        now=$(date +%s.%N)
+        sleep "$(awk -v a="$next" -v b="$now" 'BEGIN { d = a - b; printf "%.3f", (d > 0 ? d : 0) }')"
+        i=$((i + 1))
+        local t ready done dead mb
+        read -r t ready done < <(val "$sample" | tr '|' ' ')
+        read -r dead mb < <(val "SELECT n_dead_tup, round(pg_total_relation_size('$rel') / 1048576.0) FROM pg_stat_user_tables WHERE relid = '$rel'::regclass" | tr '|' ' ')
+        local jobs=$((done - prev_done)) jps
+        jps=$(awk -v j="$jobs" -v a="$prev_t" -v b="$t" 'BEGIN { printf "%.1f", j / (b - a) }')
+        local el
+        el=$(awk -v a="$t0" -v b="$t" 'BEGIN { printf "%.0f", b - a }')
+        echo "$impl,$i,$el,$jobs,$jps,,,,$ready,$dead,$mb" >>"$windows"
+        log "  $impl window $i (t=${el}s): $jps jobs/s, backlog $ready, dead tuples $dead, ${mb} MB"
+        prev_done=$done; prev_t=$t
+        next=$(awk -v a="$next" -v w="$window" 'BEGIN { printf "%.3f", a + w }')
+    done
+    local rc=0
+    wait "$cons_pid" || rc=$?
+    wait "$prod_pid" || rc=$?
+    val "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'bench_holder'" >/dev/null
+    wait "$holder_pid" || true
+    [ "$rc" = 0 ] || { tail -5 "$logs/held_${impl}_consumers.log" "$logs/held_${impl}_producers.log" >&2; die "held probe $impl: pgbench failed"; }
+
+    # Add pgbench's own per-window figures (progress lines) to the windows.
+    local tmp=$windows.tmp
+    awk -F, -v OFS=, -v impl="$impl" -v cl="$logs/held_${impl}_consumers.log" -v pl="$logs/held_${impl}_producers.log" '
+        BEGIN {
+            # "progress: 10.0 s, 1609.0 tps, lat 4.960 ms stddev 2.1, 0 failed"
+            while ((getline line < cl) > 0) if (line ~ /^progress:/) { n++; f = split(line, a, " ");
+                for (k = 1; k < f; k++) { if (a[k+1] ~ /^tps/) ct[n] = a[k]; if (a[k] == "lat") lt[n] = a[k+1] } }
+            while ((getline line < pl) > 0) if (line ~ /^progress:/) { m++; f = split(line, a, " ");
+                for (k = 1; k < f; k++) if (a[k+1] ~ /^tps/) pt[m] = a[k] }
+        }
+        $1 == impl { $6 = ct[$2]; $7 = lt[$2]; $8 = pt[$2] }
+        { print }' "$windows" >"$tmp" && mv "$tmp" "$windows"
+
+    # Summary rows: the first and the last full window.
+    local first last
+    first=$(awk -F, -v impl="$impl" '$1 == impl && $2 == 1 { print $5 "," $9 }' "$windows")
+    last=$(awk -F, -v impl="$impl" -v n="$nwin" '$1 == impl && $2 == n { print $5 "," $9 "," $3 }' "$windows")
+    echo "held,held_first_window,$impl,$held_consumers,$window,,,,${first%%,*},,${first##*,},jobs/s in the first ${window}-s window" >>"$raw"
+    echo "held,held_last_window,$impl,$held_consumers,$window,,,,${last%%,*},,$(echo "$last" | cut -d, -f2),jobs/s in the window ending at ${last##*,} s" >>"$raw"
+}
+
+held_probe claimqueue
+held_probe plain
+
+# --- report ------------------------------------------------------------------------
+# Ratios and markdown are computed by SQL (bench/report.sql) in this cluster.
+log "report"
+{
+    psqlq -c "CREATE TABLE report_raw (ord bigserial, section text, workload text, impl text,
+                  clients int, duration_s int, loops bigint, loops_per_s numeric, jobs bigint,
+                  jobs_per_s numeric, ceiling_ref text, backlog_left bigint, note text)" \
+          -c "CREATE TABLE report_windows (impl text, window_no int, t_s int, jobs bigint,
+                  jobs_per_s numeric, consumer_tps numeric, consumer_lat_ms numeric,
+                  producer_tps numeric, backlog_ready bigint, dead_tuples bigint, table_mb numeric)" \
+          -c "\\copy report_raw (section, workload, impl, clients, duration_s, loops, loops_per_s, jobs, jobs_per_s, ceiling_ref, backlog_left, note) FROM '$raw' CSV HEADER" \
+          -c "\\copy report_windows FROM '$windows' CSV HEADER"
+    psqlq -v mode="$mode" -v window="$window" -At -f "$here/report.sql" -o "$work/table.md"
+    psqlq -c "\\copy (SELECT * FROM report_results ORDER BY ord) TO '$work/results.csv' CSV HEADER"
+    psqlq -c "\\copy (SELECT * FROM report_windows ORDER BY impl, window_no) TO '$work/windows.csv' CSV HEADER"
+} >"$logs/report.log" 2>&1 || { cat "$logs/report.log" >&2; die "report failed"; }
+log "done"
