@@ -129,6 +129,50 @@ CQ_FUNCTION(cq_complete)
     PG_RETURN_VOID();
 }
 
+// complete_batch(ids bigint[], attempts integer[]): many claims in one statement,
+// all or nothing (the batch counterpart of dequeue(batch => n)).
+CQ_FUNCTION(cq_complete_many)
+{
+    RequireArg(fcinfo, 0, "ids");
+    RequireArg(fcinfo, 1, "attempts");
+    ArrayType *id_array = PG_GETARG_ARRAYTYPE_P(0);
+    ArrayType *attempt_array = PG_GETARG_ARRAYTYPE_P(1);
+    if (ARR_NDIM(id_array) > 1 || ARR_NDIM(attempt_array) > 1)
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("ids and attempts must be one-dimensional arrays")));
+    if (array_contains_nulls(id_array) || array_contains_nulls(attempt_array))
+        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+                        errmsg("ids and attempts must not contain NULL elements")));
+    int n = ArrayGetNItems(ARR_NDIM(id_array), ARR_DIMS(id_array));
+    int n_attempts = ArrayGetNItems(ARR_NDIM(attempt_array), ARR_DIMS(attempt_array));
+    if (n != n_attempts)
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("%d ids but %d attempts", n, n_attempts),
+                        errhint("Pass one attempt per id, in the same order, as dequeue() "
+                                "returned them.")));
+    if (n > rules::kMaxBatch)
+        ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                        errmsg("cannot complete %d jobs at once", n),
+                        errhint("Complete at most %d jobs per call, as many as one dequeue() "
+                                "can claim.", rules::kMaxBatch)));
+    if (n == 0)
+        PG_RETURN_VOID();  // nothing claimed, nothing to complete
+    const int64 *ids = (const int64 *) ARR_DATA_PTR(id_array);
+    const int32 *attempts = (const int32 *) ARR_DATA_PTR(attempt_array);
+    for (int i = 0; i < n; i++) {
+        if (attempts[i] < 1)
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                            errmsg("attempt %d of job %lld is not a claim's attempt", attempts[i],
+                                   (long long) ids[i])));
+        for (int k = 0; k < i; k++)
+            if (ids[k] == ids[i])
+                ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                                errmsg("job %lld appears twice in ids", (long long) ids[i])));
+    }
+    CompleteJobs(n, ids, attempts);
+    PG_RETURN_VOID();
+}
+
 // fail(id, attempt, error, retry_in) -> 'ready' | 'failed'
 CQ_FUNCTION(cq_fail)
 {

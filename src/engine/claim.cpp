@@ -45,6 +45,13 @@ Statement kComplete = {
     " WHERE id = $1 AND attempt = $2 AND state = 'running'",
     3, {INT8OID, INT4OID, TIMESTAMPTZOID}, nullptr};
 
+Statement kCompleteMany = {
+    "UPDATE claimqueue.jobs j SET state = 'done', finished_at = $3, lease_expires_at = NULL"
+    " FROM unnest($1::bigint[], $2::integer[]) AS u(id, attempt)"
+    " WHERE j.id = u.id AND j.attempt = u.attempt AND j.state = 'running'"
+    " RETURNING j.id",
+    3, {INT8ARRAYOID, INT4ARRAYOID, TIMESTAMPTZOID}, nullptr};
+
 Statement kJobState = {
     "SELECT state, attempt FROM claimqueue.jobs WHERE id = $1", 1, {INT8OID}, nullptr};
 
@@ -201,6 +208,36 @@ void CompleteJob(int64 id, int32 attempt)
     Datum args[3] = {Int64GetDatum(id), Int32GetDatum(attempt), TimestampTzGetDatum(ClockNow())};
     if (Execute(&kComplete, args, nullptr) != 1)
         ReportNotHeld(id, attempt, "complete");
+    FinishSpi();
+}
+
+void CompleteJobs(int n, const int64 *ids, const int32 *attempts)
+{
+    ConnectSpi();
+    Datum *id_datums = (Datum *) palloc(sizeof(Datum) * n);
+    Datum *attempt_datums = (Datum *) palloc(sizeof(Datum) * n);
+    for (int i = 0; i < n; i++) {
+        id_datums[i] = Int64GetDatum(ids[i]);
+        attempt_datums[i] = Int32GetDatum(attempts[i]);
+    }
+    Datum args[3] = {
+        PointerGetDatum(construct_array(id_datums, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)),
+        PointerGetDatum(construct_array(attempt_datums, n, INT4OID, 4, true, TYPALIGN_INT)),
+        TimestampTzGetDatum(ClockNow())};
+    uint64 done = Execute(&kCompleteMany, args, nullptr);
+    if (done != (uint64) n) {
+        // Name the first job that was not held; the error undoes the others.
+        bool *held = (bool *) palloc0(sizeof(bool) * n);
+        for (uint64 row = 0; row < done; row++) {
+            int64 id = DatumGetInt64(ResultValue(row, 1));
+            for (int i = 0; i < n; i++)
+                if (ids[i] == id)
+                    held[i] = true;
+        }
+        for (int i = 0; i < n; i++)
+            if (!held[i])
+                ReportNotHeld(ids[i], attempts[i], "complete");
+    }
     FinishSpi();
 }
 

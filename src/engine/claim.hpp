@@ -16,6 +16,11 @@ uint64 ClaimJobs(text *queue, text *worker, int32 batch, Interval *lease,
 
 void CompleteJob(int64 id, int32 attempt);
 
+// Completes every (ids[i], attempts[i]) in one statement, all or nothing: if
+// any job is not running under its attempt, raises as CompleteJob would for
+// the first such job and the statement changes nothing. Ids are distinct.
+void CompleteJobs(int n, const int64 *ids, const int32 *attempts);
+
 // Returns "ready" (retried after a backoff or `retry_in`) or "failed".
 const char *FailJob(int64 id, int32 attempt, text *error, Interval *retry_in);
 

@@ -192,6 +192,16 @@ AS 'MODULE_PATHNAME', 'cq_complete';
 COMMENT ON FUNCTION @extschema@.complete(bigint, integer)
     IS 'mark a running job done; raises QC003 (stale_claim) unless it is still running under this attempt';
 
+-- Named apart from complete(): an overload would make complete($1, $2) with
+-- untyped parameters (node-postgres, pgbench -M prepared) ambiguous.
+CREATE FUNCTION @extschema@.complete_batch(ids bigint[], attempts integer[])
+RETURNS void
+LANGUAGE c VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'cq_complete_many';
+COMMENT ON FUNCTION @extschema@.complete_batch(bigint[], integer[])
+    IS 'complete up to 1000 running jobs in one statement, all or nothing; QC003 names the first one no longer held';
+
 CREATE FUNCTION @extschema@.fail(
     id       bigint,
     attempt  integer,
@@ -283,6 +293,7 @@ REVOKE ALL ON FUNCTION
     @extschema@.enqueue_batch(text, jsonb[], timestamptz, integer, integer),
     @extschema@.dequeue(text, text, integer, interval),
     @extschema@.complete(bigint, integer),
+    @extschema@.complete_batch(bigint[], integer[]),
     @extschema@.fail(bigint, integer, text, interval),
     @extschema@.heartbeat(bigint, integer, interval),
     @extschema@.retry(bigint, timestamptz),

@@ -31,7 +31,7 @@ FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extna
 WHERE e.extname = 'pgtap' \gset
 SET LOCAL search_path = :"cq", :"tap", public;
 
-SELECT plan(209);
+SELECT plan(219);
 
 -- ---------------------------------------------------------------------------
 -- The API: one row per SQL function, with the contract it must keep.
@@ -77,7 +77,9 @@ INSERT INTO api VALUES
  (11, 'cancel', '{bigint}', 'void',
      'id bigint'),
  (12, 'reap', '{text}', 'bigint',
-     'queue text DEFAULT NULL::text');
+     'queue text DEFAULT NULL::text'),
+ (13, 'complete_batch', '{bigint[],integer[]}', 'void',
+     'ids bigint[], attempts integer[]');
 
 -- Helpers that are not part of the client API (schema claimqueue).
 CREATE TEMP TABLE helpers (ord int PRIMARY KEY, fn name NOT NULL, args name[] NOT NULL);
@@ -88,7 +90,7 @@ INSERT INTO helpers VALUES (1, 'check_preload', '{}'), (2, 'explain_claim', '{te
 CREATE ROLE claimqueue_tap_nobody NOLOGIN;
 CREATE ROLE claimqueue_tap_worker NOLOGIN;
 
--- 12 x 10 per-function assertions -------------------------------------------
+-- 13 x 10 per-function assertions -------------------------------------------
 SELECT has_function(:'cq', fn, args) FROM api ORDER BY ord;
 SELECT function_returns(:'cq', fn, args, returns) FROM api ORDER BY ord;
 SELECT is(pg_catalog.pg_get_function_arguments(
@@ -144,7 +146,7 @@ SELECT set_eq(
              UNION ALL
              SELECT format('claimqueue.%%I(%%s)', fn, array_to_string(args, ','))::regprocedure::text FROM helpers$$,
            :'cq'),
-    'the extension''s functions are exactly the 12 API functions and 3 helpers');
+    'the extension''s functions are exactly the 13 API functions and 3 helpers');
 
 -- ---------------------------------------------------------------------------
 -- Schema, tables and indexes
