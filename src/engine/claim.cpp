@@ -111,6 +111,25 @@ Statement kReturnExpired = {
 
 constexpr int kReapBatch = 1000;
 
+// The job's current state; its attempt goes to *attempt when given. Raises
+// QC002 when no job has that id.
+char *JobState(int64 id, int32 *attempt = nullptr)
+{
+    Datum args[1] = {Int64GetDatum(id)};
+    if (Execute(&kJobState, args, nullptr, 1) == 0)
+        ereport(ERROR, (errcode(ERRCODE_CQ_JOB_NOT_FOUND),
+                        errmsg("job %lld does not exist", (long long) id)));
+    if (attempt)
+        *attempt = DatumGetInt32(ResultValue(0, 2));
+    return TextDatumGetCString(ResultValue(0, 1));
+}
+
+// A bigint[] of n values.
+ArrayType *Int8Array(Datum *values, int n)
+{
+    return construct_array(values, n, INT8OID, sizeof(int64), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
+}
+
 // Called when a fenced UPDATE matched nothing: says why, with the right code.
 [[noreturn]] void ReportNotHeld(int64 id, int32 attempt, const char *action)
 {
@@ -126,11 +145,8 @@ constexpr int kReapBatch = 1000;
                  errmsg("could not %s job %lld: it was claimed after this transaction's snapshot",
                         action, (long long) id),
                  errhint("Retry the transaction; attempt %d still holds the job.", attempt)));
-    if (Execute(&kJobState, args, nullptr, 1) == 0)
-        ereport(ERROR, (errcode(ERRCODE_CQ_JOB_NOT_FOUND),
-                        errmsg("job %lld does not exist", (long long) id)));
-    char *state = TextDatumGetCString(ResultValue(0, 1));
-    int32 current = DatumGetInt32(ResultValue(0, 2));
+    int32 current;
+    char *state = JobState(id, &current);
     ereport(ERROR,
             (errcode(ERRCODE_CQ_STALE_CLAIM),
              errmsg("cannot %s job %lld: attempt %d no longer holds it", action, (long long) id,
@@ -148,11 +164,7 @@ constexpr int kReapBatch = 1000;
 // For retry and cancel: the job is missing or in a state the action does not take.
 [[noreturn]] void ReportWrongState(int64 id, const char *action, const char *allowed)
 {
-    Datum args[1] = {Int64GetDatum(id)};
-    if (Execute(&kJobState, args, nullptr, 1) == 0)
-        ereport(ERROR, (errcode(ERRCODE_CQ_JOB_NOT_FOUND),
-                        errmsg("job %lld does not exist", (long long) id)));
-    char *state = TextDatumGetCString(ResultValue(0, 1));
+    char *state = JobState(id);
     ereport(ERROR, (errcode(ERRCODE_CQ_JOB_STATE_CONFLICT),
                     errmsg("cannot %s job %lld: it is %s", action, (long long) id, state),
                     errhint("%s applies to %s jobs.", action, allowed)));
@@ -221,8 +233,9 @@ void CompleteJobs(int n, const int64 *ids, const int32 *attempts)
         attempt_datums[i] = Int32GetDatum(attempts[i]);
     }
     Datum args[3] = {
-        PointerGetDatum(construct_array(id_datums, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)),
-        PointerGetDatum(construct_array(attempt_datums, n, INT4OID, 4, true, TYPALIGN_INT)),
+        PointerGetDatum(Int8Array(id_datums, n)),
+        PointerGetDatum(construct_array(attempt_datums, n, INT4OID, sizeof(int32), true,
+                                        TYPALIGN_INT)),
         TimestampTzGetDatum(ClockNow())};
     uint64 done = Execute(&kCompleteMany, args, nullptr);
     if (done != (uint64) n) {
@@ -341,7 +354,7 @@ int64 ReapExpired(text *queue)
         int dims[1] = {(int) n};
         int lbs[1] = {1};
         Datum update[4] = {
-            PointerGetDatum(construct_array(ids, (int) n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)),
+            PointerGetDatum(Int8Array(ids, (int) n)),
             PointerGetDatum(construct_array(states, (int) n, TEXTOID, -1, false, TYPALIGN_INT)),
             PointerGetDatum(construct_md_array(run_ats, run_at_nulls, 1, dims, lbs, TIMESTAMPTZOID,
                                                8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)),

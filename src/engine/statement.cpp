@@ -24,23 +24,25 @@ static SPIPlanPtr Prepared(Statement *stmt)
     return stmt->plan;
 }
 
-uint64 Execute(Statement *stmt, Datum *values, const char *nulls, long max_rows)
+// SPI_processed after an execution that returned `rc`; raises on failure.
+static uint64 Processed(int rc, const Statement *stmt)
 {
-    int rc = SPI_execute_plan(Prepared(stmt), values, nulls, false, max_rows);
     if (rc < 0)
         elog(ERROR, "claimqueue: statement failed (%s): %s", SPI_result_code_string(rc),
              stmt->sql);
     return SPI_processed;
 }
 
+uint64 Execute(Statement *stmt, Datum *values, const char *nulls, long max_rows)
+{
+    return Processed(SPI_execute_plan(Prepared(stmt), values, nulls, false, max_rows), stmt);
+}
+
 uint64 ExecuteLatest(Statement *stmt, Datum *values, const char *nulls, long max_rows)
 {
-    int rc = SPI_execute_snapshot(Prepared(stmt), values, nulls, GetLatestSnapshot(),
-                                  InvalidSnapshot, true, false, max_rows);
-    if (rc < 0)
-        elog(ERROR, "claimqueue: statement failed (%s): %s", SPI_result_code_string(rc),
-             stmt->sql);
-    return SPI_processed;
+    return Processed(SPI_execute_snapshot(Prepared(stmt), values, nulls, GetLatestSnapshot(),
+                                          InvalidSnapshot, true, false, max_rows),
+                     stmt);
 }
 
 Datum ResultValue(uint64 row, int col, bool *isnull)
