@@ -7,7 +7,8 @@ MODULE_big  = claimqueue
 SRCS        = $(sort $(wildcard src/*.cpp src/*/*.cpp))
 OBJS        = $(SRCS:.cpp=.o)
 
-DATA        = src/sql/claimqueue--$(EXTVERSION).sql $(wildcard src/sql/claimqueue--*--*.sql)
+# Every version's full script (CREATE EXTENSION ... VERSION) and every upgrade script.
+DATA        = $(wildcard src/sql/claimqueue--*.sql)
 DOCS        = README.md
 
 # One pg_regress file per SQL function or concern (sql/NAME.sql, expected/NAME.out).

@@ -12,4 +12,12 @@ void LockQueueName(text *name, LOCKMODE mode)
     (void) LockAcquire(&tag, mode, false, false);
 }
 
+bool TryLockReaper()
+{
+    LOCKTAG tag;
+    // Key 0 in the reserved namespace (field4 = 2: the two-int4 key space).
+    SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) kInternalLockNamespace, 0, 2);
+    return LockAcquire(&tag, ExclusiveLock, true, true) != LOCKACQUIRE_NOT_AVAIL;
+}
+
 }  // namespace claimqueue

@@ -13,4 +13,9 @@ inline constexpr int32 kInternalLockNamespace = 1;
 
 void LockQueueName(text *name, LOCKMODE mode);
 
+// The one-reaper-per-database guarantee: a session-level exclusive advisory
+// lock in the reserved namespace, taken without waiting. False when another
+// process (a second reaper) holds it.
+bool TryLockReaper();
+
 }  // namespace claimqueue
