@@ -2,8 +2,8 @@
 # Runs every claimqueue test on this machine: installs what is missing, builds,
 # installs, then runs the C++ unit tests (ctest), and in throwaway clusters
 # (pg_virtualenv) the pg_regress files, the isolation specs, the pgTAP contract,
-# the stress test, the node-postgres worker, the upgrade test and the
-# no-preload check. Ends with "tests: N passed, M failed".
+# the stress test, the node-postgres worker, the upgrade test, the
+# no-preload check and the reaper's lifecycle. Ends with "tests: N passed, M failed".
 #   STRESS_JOBS=50000   jobs drained by the stress test
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -101,6 +101,16 @@ else
     tail -40 "$logs/no_preload.log"
     record no_preload 0 1
 fi
+
+echo "== reaper lifecycle (a cluster of its own: it restarts, crashes and promotes servers)"
+pg_virtualenv -t -o shared_preload_libraries=claimqueue bash test/reaper/run.sh >"$logs/reaper.log" 2>&1
+echo "exit=$?" >>"$logs/reaper.log"
+p=$(grep -c "^ok " "$logs/reaper.log")
+f=$(grep -c "^not ok " "$logs/reaper.log")
+if ! grep -q "^exit=0" "$logs/reaper.log" && [ "$f" -eq 0 ]; then f=1; fi
+[ "$f" -eq 0 ] || grep -E "^(not ok|#)" "$logs/reaper.log"
+[ "$f" -eq 0 ] || tail -30 "$logs/reaper.log"
+record reaper "$p" "$f"
 
 echo
 echo "== summary (logs in build/test-logs)"

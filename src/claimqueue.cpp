@@ -1,7 +1,11 @@
-// Module entry: _PG_init (settings) and the shared_preload_libraries check.
+// Module entry: _PG_init (settings; with shared_preload_libraries also shared
+// memory, the launcher and the DATABASE-command guard) and the preload check.
 #include "firewall.hpp"
 
 #include "engine/clock.hpp"
+#include "shmem/shared_state.hpp"
+#include "worker/settings.hpp"
+#include "worker/workers.hpp"
 
 extern "C" {
 PG_MODULE_MAGIC;
@@ -25,7 +29,16 @@ extern "C" void _PG_init(void)
         &claimqueue::debug_clock_offset_seconds, 0, -INT_MAX, INT_MAX, PGC_SUSET,
         GUC_UNIT_S | GUC_NOT_IN_SAMPLE, nullptr, nullptr, nullptr);
 
+    claimqueue::DefineWorkerSettings();
     MarkGUCPrefixReserved("claimqueue");
+
+    if (!loaded_at_preload)
+        return;
+    claimqueue::RequestSharedState();
+    claimqueue::InstallDatabaseGuard();
+    // pg_upgrade's server (binary upgrade mode) must not run anything of ours.
+    if (!IsBinaryUpgrade)
+        claimqueue::RegisterLauncher();
 }
 
 // claimqueue.check_preload(): WARNING unless preloaded; returns whether it was.
@@ -34,9 +47,10 @@ CQ_FUNCTION(cq_check_preload)
     if (!loaded_at_preload)
         ereport(WARNING,
                 (errmsg("claimqueue is not in shared_preload_libraries"),
-                 errdetail("claimqueue's background worker can only run when the library is "
-                           "preloaded; jobs whose lease expired come back only when reap() is "
-                           "called."),
+                 errdetail("claimqueue's reaper, a background worker, runs only when the "
+                           "library is preloaded: until then, jobs whose lease expired come back "
+                           "only when reap() is called, and finished jobs are deleted only by "
+                           "purge()."),
                  errhint("Add claimqueue to shared_preload_libraries in postgresql.conf and "
                          "restart the server.")));
     PG_RETURN_BOOL(loaded_at_preload);

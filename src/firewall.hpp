@@ -33,12 +33,15 @@ void CaptureError(const Error &e, CaughtError *out) noexcept;
 void CaptureMessage(int sqlerrcode, const char *message, CaughtError *out) noexcept;
 [[noreturn]] void RaiseCaught(const CaughtError *caught);
 
+// Runs body() and turns any C++ exception it throws into a PostgreSQL ERROR
+// (raised after the catch block has ended). Also the edge of the background
+// workers' entry points.
 template <typename Body>
-inline Datum CallGuarded(Body body, FunctionCallInfo fcinfo)
+inline auto RunGuarded(Body body) -> decltype(body())
 {
     CaughtError caught;
     try {
-        return body(fcinfo);
+        return body();
     } catch (const Error &e) {
         CaptureError(e, &caught);
     } catch (const std::bad_alloc &) {
@@ -49,6 +52,12 @@ inline Datum CallGuarded(Body body, FunctionCallInfo fcinfo)
         CaptureMessage(ERRCODE_INTERNAL_ERROR, "unknown C++ exception", &caught);
     }
     RaiseCaught(&caught);
+}
+
+template <typename Body>
+inline Datum CallGuarded(Body body, FunctionCallInfo fcinfo)
+{
+    return RunGuarded([&] { return body(fcinfo); });
 }
 
 }  // namespace claimqueue

@@ -93,23 +93,6 @@ Statement kCancel = {
     " WHERE id = $1 AND state IN ('ready', 'running')",
     2, {INT8OID, TIMESTAMPTZOID}, nullptr};
 
-Statement kLockExpired = {
-    "SELECT j.id, j.attempt, j.max_attempts, q.backoff_base, q.backoff_cap"
-    " FROM claimqueue.jobs j JOIN claimqueue.queues q ON q.queue_id = j.queue_id"
-    " WHERE j.state = 'running' AND j.lease_expires_at < $1 AND ($2::text IS NULL OR q.name = $2)"
-    " ORDER BY j.lease_expires_at LIMIT $3 FOR UPDATE OF j SKIP LOCKED",
-    3, {TIMESTAMPTZOID, TEXTOID, INT4OID}, nullptr};
-
-Statement kReturnExpired = {
-    "UPDATE claimqueue.jobs j SET state = u.state, run_at = coalesce(u.run_at, j.run_at),"
-    " finished_at = CASE WHEN u.state = 'failed' THEN $4 END, lease_expires_at = NULL,"
-    " last_error = 'lease expired (worker ' || coalesce(j.worker, '?') || ', attempt '"
-    "              || j.attempt::text || ')'"
-    " FROM unnest($1::bigint[], $2::text[], $3::timestamptz[]) AS u(id, state, run_at)"
-    " WHERE j.id = u.id",
-    4, {INT8ARRAYOID, TEXTARRAYOID, TIMESTAMPTZARRAYOID, TIMESTAMPTZOID}, nullptr};
-
-constexpr int kReapBatch = 1000;
 
 // The job's current state; its attempt goes to *attempt when given. Raises
 // QC002 when no job has that id.
@@ -122,12 +105,6 @@ char *JobState(int64 id, int32 *attempt = nullptr)
     if (attempt)
         *attempt = DatumGetInt32(ResultValue(0, 2));
     return TextDatumGetCString(ResultValue(0, 1));
-}
-
-// A bigint[] of n values.
-ArrayType *Int8Array(Datum *values, int n)
-{
-    return construct_array(values, n, INT8OID, sizeof(int64), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
 }
 
 // Called when a fenced UPDATE matched nothing: says why, with the right code.
@@ -171,6 +148,9 @@ ArrayType *Int8Array(Datum *values, int n)
     pg_unreachable();
 }
 
+
+}  // namespace
+
 TimestampTz AfterBackoff(TimestampTz now, int attempts_made, Datum base, Datum cap)
 {
     int64 delay = rules::BackoffUsec(attempts_made, IntervalUsec(DatumGetIntervalP(base)),
@@ -178,8 +158,6 @@ TimestampTz AfterBackoff(TimestampTz now, int attempts_made, Datum base, Datum c
                                      pg_prng_double(&pg_global_prng_state));
     return now + delay;
 }
-
-}  // namespace
 
 void RequireReadCommitted(const char *function)
 {
@@ -322,52 +300,6 @@ void CancelJob(int64 id)
     if (Execute(&kCancel, args, nullptr) != 1)
         ReportWrongState(id, "cancel", "ready and running");
     FinishSpi();
-}
-
-int64 ReapExpired(text *queue)
-{
-    ConnectSpi();
-    if (queue)
-        RequireQueueExists(queue);
-    TimestampTz now = ClockNow();
-    Datum find[3] = {TimestampTzGetDatum(now), PointerGetDatum(queue), Int32GetDatum(kReapBatch)};
-    const char *find_nulls = queue ? nullptr : " n ";
-    int64 total = 0;
-    for (;;) {
-        uint64 n = Execute(&kLockExpired, find, find_nulls);
-        if (n == 0)
-            break;
-        Datum *ids = (Datum *) palloc(sizeof(Datum) * n);
-        Datum *states = (Datum *) palloc(sizeof(Datum) * n);
-        Datum *run_ats = (Datum *) palloc(sizeof(Datum) * n);
-        bool *run_at_nulls = (bool *) palloc(sizeof(bool) * n);
-        for (uint64 i = 0; i < n; i++) {
-            int32 attempt = DatumGetInt32(ResultValue(i, 2));
-            bool dead = attempt >= DatumGetInt32(ResultValue(i, 3));
-            ids[i] = ResultValue(i, 1);
-            states[i] = CStringGetTextDatum(dead ? "failed" : "ready");
-            run_at_nulls[i] = dead;
-            run_ats[i] = dead ? 0
-                              : TimestampTzGetDatum(AfterBackoff(now, attempt, ResultValue(i, 4),
-                                                                 ResultValue(i, 5)));
-        }
-        int dims[1] = {(int) n};
-        int lbs[1] = {1};
-        Datum update[4] = {
-            PointerGetDatum(Int8Array(ids, (int) n)),
-            PointerGetDatum(construct_array(states, (int) n, TEXTOID, -1, false, TYPALIGN_INT)),
-            PointerGetDatum(construct_md_array(run_ats, run_at_nulls, 1, dims, lbs, TIMESTAMPTZOID,
-                                               8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)),
-            TimestampTzGetDatum(now)};
-        Execute(&kReturnExpired, update, nullptr);
-        total += (int64) n;
-        if (n < (uint64) kReapBatch)
-            break;
-    }
-    FinishSpi();
-    if (total > 0)
-        ereport(LOG, (errmsg("claimqueue: reaped %lld expired leases", (long long) total)));
-    return total;
 }
 
 void ExplainClaim(text *queue, int32 batch, Tuplestorestate *out, TupleDesc out_desc)

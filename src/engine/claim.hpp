@@ -30,9 +30,10 @@ void RetryJob(int64 id, Datum run_at, bool run_at_null);
 
 void CancelJob(int64 id);
 
-// Returns expired leases to ready (with backoff) or to failed when their
-// attempts are used up, in batches; `queue` may be NULL (all queues).
-int64 ReapExpired(text *queue);
+// When a job whose attempt `attempts_made` failed (or whose lease expired)
+// runs again: capped exponential backoff with equal jitter from `now`.
+// `base` and `cap` are interval Datums (the queue's backoff settings).
+TimestampTz AfterBackoff(TimestampTz now, int attempts_made, Datum base, Datum cap);
 
 // The claim statement's plan, as EXPLAIN (COSTS OFF) prints it.
 void ExplainClaim(text *queue, int32 batch, Tuplestorestate *out, TupleDesc out_desc);

@@ -54,6 +54,11 @@ Datum ResultValue(uint64 row, int col, bool *isnull)
     return d;
 }
 
+ArrayType *Int8Array(Datum *values, int n)
+{
+    return construct_array(values, n, INT8OID, sizeof(int64), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
+}
+
 void ConnectSpi()
 {
     int rc = SPI_connect();

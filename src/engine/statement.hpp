@@ -26,6 +26,9 @@ uint64 ExecuteLatest(Statement *stmt, Datum *values, const char *nulls, long max
 // Column `col` (1-based) of result row `row`; *isnull is set when given.
 Datum ResultValue(uint64 row, int col, bool *isnull = nullptr);
 
+// A bigint[] of n values.
+ArrayType *Int8Array(Datum *values, int n);
+
 // SPI_connect / SPI_finish with errors raised as PostgreSQL errors.
 void ConnectSpi();
 void FinishSpi();

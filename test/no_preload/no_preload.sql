@@ -7,3 +7,12 @@ SELECT id, attempt FROM dequeue('default', 'w1', lease => '1 second');
 SET claimqueue.debug_clock_offset = '1min';
 SELECT reap();
 SELECT state, last_error FROM queue_jobs;
+-- Nothing reaps in the background: reaper_stats says why, and purge() does
+-- the retention pass by hand.
+SELECT preloaded, state, pid FROM reaper_stats;
+SET claimqueue.debug_clock_offset = '2min';
+SELECT id, attempt FROM dequeue('default', 'w1');
+SELECT complete(1, 2);
+SET claimqueue.debug_clock_offset = '8d';
+SELECT purge();
+SELECT count(*) AS jobs_left FROM queue_jobs;

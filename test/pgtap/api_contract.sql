@@ -31,7 +31,7 @@ FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extna
 WHERE e.extname = 'pgtap' \gset
 SET LOCAL search_path = :"cq", :"tap", public;
 
-SELECT plan(219);
+SELECT plan(245);
 
 -- ---------------------------------------------------------------------------
 -- The API: one row per SQL function, with the contract it must keep.
@@ -79,18 +79,21 @@ INSERT INTO api VALUES
  (12, 'reap', '{text}', 'bigint',
      'queue text DEFAULT NULL::text'),
  (13, 'complete_batch', '{bigint[],integer[]}', 'void',
-     'ids bigint[], attempts integer[]');
+     'ids bigint[], attempts integer[]'),
+ (14, 'purge', '{text}', 'bigint',
+     'queue text DEFAULT NULL::text');
 
 -- Helpers that are not part of the client API (schema claimqueue).
 CREATE TEMP TABLE helpers (ord int PRIMARY KEY, fn name NOT NULL, args name[] NOT NULL);
 INSERT INTO helpers VALUES (1, 'check_preload', '{}'), (2, 'explain_claim', '{text,integer}'),
-                           (3, 'merge_default_queue', '{}');
+                           (3, 'merge_default_queue', '{}'), (4, 'reaper_status', '{}'),
+                           (5, 'start_reaper', '{}');
 
 -- The roles used below: one with no grants at all, one granted what a worker needs.
 CREATE ROLE claimqueue_tap_nobody NOLOGIN;
 CREATE ROLE claimqueue_tap_worker NOLOGIN;
 
--- 13 x 10 per-function assertions -------------------------------------------
+-- 14 x 10 per-function assertions -------------------------------------------
 SELECT has_function(:'cq', fn, args) FROM api ORDER BY ord;
 SELECT function_returns(:'cq', fn, args, returns) FROM api ORDER BY ord;
 SELECT is(pg_catalog.pg_get_function_arguments(
@@ -123,7 +126,7 @@ SELECT is(pg_catalog.pg_get_function_result(
           'lease_expires_at timestamp with time zone, enqueued_at timestamp with time zone)',
           'dequeue() returns TABLE(id, payload, attempt, max_attempts, priority, lease_expires_at, enqueued_at)');
 
--- Helpers: 3 x 4 -------------------------------------------------------------
+-- Helpers: 5 x 4 -------------------------------------------------------------
 SELECT has_function('claimqueue', fn, args) FROM helpers ORDER BY ord;
 SELECT isnt_definer('claimqueue', fn, args) FROM helpers ORDER BY ord;
 -- explain_claim() also sets plan_cache_mode, to show dequeue()'s generic plan.
@@ -146,7 +149,7 @@ SELECT set_eq(
              UNION ALL
              SELECT format('claimqueue.%%I(%%s)', fn, array_to_string(args, ','))::regprocedure::text FROM helpers$$,
            :'cq'),
-    'the extension''s functions are exactly the 13 API functions and 3 helpers');
+    'the extension''s functions are exactly the 14 API functions and 5 helpers');
 
 -- ---------------------------------------------------------------------------
 -- Schema, tables and indexes
@@ -182,6 +185,7 @@ SELECT table_privs_are('claimqueue', 'jobs', 'public', '{}'::name[],
 SELECT has_index('claimqueue', 'jobs', 'jobs_ready_idx', ARRAY['queue_id', 'priority', 'run_at', 'id']);
 SELECT has_index('claimqueue', 'jobs', 'jobs_running_idx', ARRAY['lease_expires_at']);
 SELECT has_index('claimqueue', 'jobs', 'jobs_dedup_idx', ARRAY['queue_id', 'dedup_key']);
+SELECT has_index('claimqueue', 'jobs', 'jobs_finished_idx', ARRAY['queue_id', 'finished_at']);
 SELECT is(pg_catalog.pg_get_indexdef('claimqueue.jobs_ready_idx'::regclass),
           'CREATE INDEX jobs_ready_idx ON claimqueue.jobs USING btree (queue_id, priority DESC, run_at, id) '
           'WHERE (state = ''ready''::text)',
@@ -194,6 +198,10 @@ SELECT is(pg_catalog.pg_get_indexdef('claimqueue.jobs_dedup_idx'::regclass),
           'CREATE UNIQUE INDEX jobs_dedup_idx ON claimqueue.jobs USING btree (queue_id, dedup_key) '
           'WHERE ((dedup_key IS NOT NULL) AND (state = ANY (ARRAY[''ready''::text, ''running''::text])))',
           'jobs_dedup_idx: unique, partial on live jobs with a dedup_key');
+SELECT is(pg_catalog.pg_get_indexdef('claimqueue.jobs_finished_idx'::regclass),
+          'CREATE INDEX jobs_finished_idx ON claimqueue.jobs USING btree (queue_id, finished_at) '
+          'WHERE (state = ANY (ARRAY[''done''::text, ''failed''::text, ''cancelled''::text]))',
+          'jobs_finished_idx: retention order, partial on finished jobs');
 
 -- ---------------------------------------------------------------------------
 -- Views
@@ -201,6 +209,17 @@ SELECT is(pg_catalog.pg_get_indexdef('claimqueue.jobs_dedup_idx'::regclass),
 SELECT has_view(:'cq', 'queue_stats', 'view queue_stats exists');
 SELECT has_view(:'cq', 'queue_jobs', 'view queue_jobs exists');
 SELECT has_view(:'cq', 'queue_settings', 'view queue_settings exists');
+SELECT has_view(:'cq', 'reaper_stats', 'view reaper_stats exists');
+SELECT results_eq(
+    format($$SELECT attname::text COLLATE "default", format_type(atttypid, atttypmod) FROM pg_catalog.pg_attribute
+             WHERE attrelid = '%I.reaper_stats'::regclass AND attnum > 0 ORDER BY attnum$$, :'cq'),
+    $$VALUES ('preloaded', 'boolean'), ('enabled', 'boolean'), ('state', 'text'), ('pid', 'integer'),
+             ('started_at', 'timestamp with time zone'), ('last_pass_at', 'timestamp with time zone'),
+             ('passes', 'bigint'), ('jobs_reaped', 'bigint'), ('jobs_purged', 'bigint'),
+             ('last_error', 'text')$$,
+    'reaper_stats has the documented columns');
+SELECT table_privs_are(:'cq', 'reaper_stats', 'public', '{}'::name[],
+                       'PUBLIC has no privileges on reaper_stats');
 SELECT results_eq(
     format($$SELECT attname::text COLLATE "default", format_type(atttypid, atttypmod) FROM pg_catalog.pg_attribute
              WHERE attrelid = '%I.queue_stats'::regclass AND attnum > 0 ORDER BY attnum$$, :'cq'),
@@ -297,6 +316,8 @@ SELECT throws_ok($$SELECT * FROM dequeue('no_such_queue', 'w')$$, 'QC001', NULL,
                  'dequeue() on an unknown queue raises QC001');
 SELECT throws_ok($$SELECT enqueue('no_such_queue')$$, 'QC001', NULL,
                  'enqueue() on an unknown queue raises QC001');
+SELECT throws_ok($$SELECT purge('no_such_queue')$$, 'QC001', NULL,
+                 'purge() on an unknown queue raises QC001');
 SELECT throws_ok($$SELECT * FROM enqueue_batch('no_such_queue', ARRAY['{}'::jsonb])$$, 'QC001', NULL,
                  'enqueue_batch() on an unknown queue raises QC001');
 SELECT throws_ok($$SELECT * FROM enqueue_batch('no_such_queue', '{}'::jsonb[])$$, 'QC001', NULL,

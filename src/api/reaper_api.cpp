@@ -1,0 +1,90 @@
+// SQL API, background maintenance: purge(), claimqueue.reaper_status() (behind
+// the reaper_stats view) and claimqueue.start_reaper() (install scripts).
+// reap() is in job_api.cpp with the other transitions of running jobs.
+#include "firewall.hpp"
+
+extern "C" {
+#include "access/htup_details.h"
+#include "access/xlog.h"
+}
+
+#include "api/args.hpp"
+#include "engine/claim.hpp"
+#include "engine/maintenance.hpp"
+#include "shmem/shared_state.hpp"
+#include "worker/settings.hpp"
+#include "worker/workers.hpp"
+
+using namespace claimqueue;
+
+// purge(queue) -> finished jobs deleted because their queue's retention passed
+CQ_FUNCTION(cq_purge)
+{
+    text *queue = nullptr;
+    if (!PG_ARGISNULL(0))
+        queue = QueueNameArg(fcinfo, 0);
+    RequireReadCommitted("purge()");
+    PG_RETURN_INT64(PurgeFinished(queue));
+}
+
+// claimqueue.start_reaper(): once this transaction commits, the launcher
+// (re)starts this database's reaper. Returns whether a launcher can exist.
+CQ_FUNCTION(cq_start_reaper)
+{
+    StartReaperAtCommit();
+    PG_RETURN_BOOL(Shared() != nullptr);
+}
+
+// claimqueue.reaper_status(): this database's reaper, one row.
+CQ_FUNCTION(cq_reaper_status)
+{
+    TupleDesc desc;
+    if (get_call_result_type(fcinfo, nullptr, &desc) != TYPEFUNC_COMPOSITE)
+        elog(ERROR, "claimqueue: reaper_status() must return a row");
+    desc = BlessTupleDesc(desc);
+    Datum values[10];
+    bool nulls[10];
+    for (int i = 0; i < 10; i++) {
+        values[i] = (Datum) 0;
+        nulls[i] = true;
+    }
+    SharedState *s = Shared();
+    const char *state;
+    values[0] = BoolGetDatum(s != nullptr);
+    values[1] = BoolGetDatum(reaper_enabled);
+    nulls[0] = nulls[1] = false;
+    if (s == nullptr) {
+        state = "not preloaded";
+    } else if (RecoveryInProgress()) {
+        state = "standby";
+    } else {
+        LWLockAcquire(s->lock, LW_SHARED);
+        ReaperSlot *slot = FindSlot(MyDatabaseId);
+        if (slot == nullptr) {
+            state = s->launcher_pid == 0 ? "no launcher" : "unknown";
+        } else {
+            state = ReaperStateName(slot->state);
+            if (slot->pid != 0) {
+                values[3] = Int32GetDatum(slot->pid);
+                values[4] = TimestampTzGetDatum(slot->started_at);
+                nulls[3] = nulls[4] = false;
+            }
+            if (slot->last_pass_at != 0) {
+                values[5] = TimestampTzGetDatum(slot->last_pass_at);
+                nulls[5] = false;
+            }
+            values[6] = Int64GetDatum(slot->passes);
+            values[7] = Int64GetDatum(slot->jobs_reaped);
+            values[8] = Int64GetDatum(slot->jobs_purged);
+            nulls[6] = nulls[7] = nulls[8] = false;
+            if (slot->last_error[0] != '\0') {
+                values[9] = CStringGetTextDatum(slot->last_error);
+                nulls[9] = false;
+            }
+        }
+        LWLockRelease(s->lock);
+    }
+    values[2] = CStringGetTextDatum(state);
+    nulls[2] = false;
+    PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
+}

@@ -1,0 +1,27 @@
+// Reaping and retention: the passes the reaper worker runs in every database
+// (src/worker) and that reap() and purge() run by hand.
+#pragma once
+
+#include "pg.hpp"
+
+namespace claimqueue {
+
+// Returns up to `limit` running jobs whose lease has expired to ready (after
+// the queue's backoff) or, when their attempts are used up, to failed, with
+// "lease expired" as that attempt's error. Skips rows other sessions hold
+// (SKIP LOCKED): it never waits for a worker, and a concurrent complete() and
+// this pass serialize on the row, so exactly one of them wins. `queue` may be
+// NULL (every queue). Returns how many jobs it returned.
+int64 ReapExpiredBatch(text *queue, int limit);
+
+// Deletes up to `limit` done, failed and cancelled jobs that finished longer
+// ago than their queue's retention, skipping rows other sessions hold.
+int64 PurgeFinishedBatch(text *queue, int limit);
+
+// The SQL functions reap() and purge(): batches until nothing is left, all in
+// the caller's transaction (a function cannot commit between batches; the
+// worker commits after each one).
+int64 ReapExpired(text *queue);
+int64 PurgeFinished(text *queue);
+
+}  // namespace claimqueue

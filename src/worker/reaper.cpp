@@ -1,0 +1,255 @@
+// A reaper: one background worker per database with the extension. Each pass
+// returns expired leases and purges finished jobs past retention, one
+// transaction per batch; quiet when there is nothing to do.
+#include "worker/workers.hpp"
+
+extern "C" {
+#include "catalog/pg_extension.h"
+#include "commands/dbcommands.h"
+#include "commands/extension.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/lmgr.h"
+#include "tcop/tcopprot.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+}
+
+#include "engine/maintenance.hpp"
+#include "engine/queue_locks.hpp"
+#include "engine/statement.hpp"
+#include "shmem/shared_state.hpp"
+#include "worker/settings.hpp"
+
+extern "C" PGDLLEXPORT void cq_reaper_main(Datum arg);
+
+namespace claimqueue {
+namespace {
+
+int my_slot = -1;
+
+ReaperSlot *MySlot()
+{
+    return &Shared()->slots[my_slot];
+}
+
+// True when this reaper should exit: SIGTERM, or the launcher or a DATABASE
+// command asked it to.
+bool StopRequested()
+{
+    if (ShutdownRequestPending)
+        return true;
+    LWLockAcquire(Shared()->lock, LW_SHARED);
+    bool stop = MySlot()->stop_requested || MySlot()->state == ReaperState::kPaused;
+    LWLockRelease(Shared()->lock);
+    return stop;
+}
+
+void SetState(ReaperState state)
+{
+    LWLockAcquire(Shared()->lock, LW_EXCLUSIVE);
+    MySlot()->state = state;
+    LWLockRelease(Shared()->lock);
+}
+
+// Versions whose schema the reaper works on. 0.1.0 promised no background
+// reaper; its databases get one after ALTER EXTENSION claimqueue UPDATE.
+Statement kExtensionVersion = {
+    "SELECT extversion <> '0.1.0' FROM pg_catalog.pg_extension WHERE extname = 'claimqueue'",
+    0, {}, nullptr};
+
+// Starts a batch's transaction. False (and no transaction) when the extension
+// is absent, still being created by an uncommitted transaction, or too old.
+// The lock on the extension object keeps DROP EXTENSION from removing the
+// tables under the batch; DROP EXTENSION waits for the batch instead.
+bool BeginBatch(const char *activity)
+{
+    MemoryContext caller = CurrentMemoryContext;
+    SetCurrentStatementStartTimestamp();
+    StartTransactionCommand();
+    PushActiveSnapshot(GetTransactionSnapshot());
+    pgstat_report_activity(STATE_RUNNING, activity);
+    bool usable = false;
+    Oid extension = get_extension_oid("claimqueue", true);
+    if (OidIsValid(extension)) {
+        LockDatabaseObject(ExtensionRelationId, extension, 0, AccessShareLock);
+        if (get_extension_name(extension) != nullptr) {
+            ConnectSpi();
+            bool isnull = true;
+            if (Execute(&kExtensionVersion, nullptr, nullptr, 1) == 1)
+                usable = DatumGetBool(ResultValue(0, 1, &isnull)) && !isnull;
+            FinishSpi();
+        }
+    }
+    if (!usable) {
+        PopActiveSnapshot();
+        CommitTransactionCommand();
+        MemoryContextSwitchTo(caller);
+        pgstat_report_activity(STATE_IDLE, nullptr);
+    }
+    return usable;
+}
+
+void EndBatch()
+{
+    MemoryContext caller = CurrentMemoryContext;
+    PopActiveSnapshot();
+    CommitTransactionCommand();
+    MemoryContextSwitchTo(caller);
+    pgstat_report_stat(false);
+    pgstat_report_activity(STATE_IDLE, nullptr);
+}
+
+// Runs `batch` in transactions of reaper_batch_size jobs until a batch comes
+// back short. Adds the jobs handled to *total; false when the extension is gone.
+bool RunBatches(int64 (*batch)(text *, int), const char *activity, int64 *total)
+{
+    for (;;) {
+        if (!BeginBatch(activity))
+            return false;
+        int limit = reaper_batch_size;
+        int64 n = batch(nullptr, limit);
+        EndBatch();
+        *total += n;
+        if (n < limit || StopRequested())
+            return true;
+        CHECK_FOR_INTERRUPTS();
+    }
+}
+
+// One pass; false when the extension is gone (the reaper then exits).
+bool RunPass()
+{
+    int64 reaped = 0, purged = 0;
+    if (!RunBatches(ReapExpiredBatch, "claimqueue reaper: returning expired leases", &reaped) ||
+        !RunBatches(PurgeFinishedBatch, "claimqueue reaper: purging finished jobs", &purged))
+        return false;
+    if (reaped > 0 || purged > 0)
+        ereport(LOG, (errmsg("claimqueue reaper: returned %lld expired leases, purged %lld "
+                             "finished jobs past retention",
+                             (long long) reaped, (long long) purged)));
+    LWLockAcquire(Shared()->lock, LW_EXCLUSIVE);
+    ReaperSlot *slot = MySlot();
+    if (slot->state == ReaperState::kStarting)
+        slot->state = ReaperState::kRunning;
+    slot->failures = 0;
+    slot->passes++;
+    slot->jobs_reaped += reaped;
+    slot->jobs_purged += purged;
+    slot->last_pass_at = GetCurrentTimestamp();
+    slot->last_error[0] = '\0';
+    LWLockRelease(Shared()->lock);
+    return true;
+}
+
+// A failed pass is logged and retried next interval; the worker stays up.
+bool RunPassCatchingErrors(MemoryContext pass_context)
+{
+    volatile bool present = true;
+    PG_TRY();
+    {
+        present = RunPass();
+    }
+    PG_CATCH();
+    {
+        MemoryContextSwitchTo(pass_context);
+        ErrorData *error = CopyErrorData();
+        FlushErrorState();
+        AbortCurrentTransaction();
+        pgstat_report_activity(STATE_IDLE, nullptr);
+        LWLockAcquire(Shared()->lock, LW_EXCLUSIVE);
+        // The same failure every interval is logged once, not every second.
+        bool repeated = strncmp(MySlot()->last_error, error->message,
+                                sizeof(MySlot()->last_error) - 1) == 0;
+        strlcpy(MySlot()->last_error, error->message, sizeof(MySlot()->last_error));
+        LWLockRelease(Shared()->lock);
+        ereport(repeated ? DEBUG1 : WARNING,
+                (errmsg("claimqueue reaper: pass failed: %s", error->message),
+                 errdetail("The reaper retries every %d ms; reaper_stats.last_error shows the "
+                           "latest failure.", reaper_interval_ms)));
+    }
+    PG_END_TRY();
+    return present;
+}
+
+// An exit the launcher did not ask for (SIGTERM, FATAL) leaves the state
+// running; the launcher then restarts the reaper after a delay.
+void ReaperExit(int, Datum)
+{
+    LWLockAcquire(Shared()->lock, LW_EXCLUSIVE);
+    ReaperSlot *slot = MySlot();
+    slot->pid = 0;
+    slot->latch = nullptr;
+    WakeLauncherLocked();
+    LWLockRelease(Shared()->lock);
+}
+
+void ReaperMain(Datum arg)
+{
+    Oid database;
+    memcpy(&database, MyBgworkerEntry->bgw_extra, sizeof(Oid));
+    my_slot = DatumGetInt32(arg);
+    pqsignal(SIGHUP, SignalHandlerForConfigReload);
+    pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+    BackgroundWorkerUnblockSignals();
+
+    // Paused before we even connected: a DATABASE command is waiting for the
+    // database to be free, so do not connect at all.
+    if (my_slot < 0 || my_slot >= Shared()->nslots || MySlot()->database != database ||
+        StopRequested())
+        proc_exit(0);
+    BackgroundWorkerInitializeConnectionByOid(database, InvalidOid, 0);
+    pgstat_report_appname("claimqueue reaper");
+    // Reaping relies on READ COMMITTED (SKIP LOCKED sees the latest rows),
+    // whatever default_transaction_isolation says.
+    DefaultXactIsoLevel = XACT_READ_COMMITTED;
+
+    StartTransactionCommand();
+    bool alone = TryLockReaper();
+    if (!alone)
+        ereport(LOG, (errmsg("claimqueue reaper: another reaper already runs in database \"%s\"",
+                             get_database_name(database))));
+    CommitTransactionCommand();
+    if (!alone)
+        proc_exit(0);
+    LWLockAcquire(Shared()->lock, LW_EXCLUSIVE);
+    MySlot()->pid = MyProcPid;
+    MySlot()->latch = MyLatch;
+    MySlot()->started_at = GetCurrentTimestamp();
+    LWLockRelease(Shared()->lock);
+    before_shmem_exit(ReaperExit, 0);
+
+    MemoryContext pass_context =
+        AllocSetContextCreate(TopMemoryContext, "claimqueue reaper", ALLOCSET_DEFAULT_SIZES);
+    for (;;) {
+        if (ConfigReloadPending) {
+            ConfigReloadPending = false;
+            ProcessConfigFile(PGC_SIGHUP);
+        }
+        if (StopRequested() || !reaper_enabled)
+            break;
+        MemoryContextSwitchTo(pass_context);
+        bool present = RunPassCatchingErrors(pass_context);
+        MemoryContextSwitchTo(TopMemoryContext);
+        MemoryContextReset(pass_context);
+        if (!present) {
+            SetState(ReaperState::kNoExtension);
+            break;
+        }
+        (void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+                         reaper_interval_ms, PG_WAIT_EXTENSION);
+        ResetLatch(MyLatch);
+        CHECK_FOR_INTERRUPTS();
+    }
+    proc_exit(0);
+}
+
+}  // namespace
+}  // namespace claimqueue
+
+extern "C" void cq_reaper_main(Datum arg)
+{
+    claimqueue::RunGuarded([arg] { claimqueue::ReaperMain(arg); });
+}

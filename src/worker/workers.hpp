@@ -1,0 +1,24 @@
+// The background workers: the launcher (launcher.cpp), one reaper per
+// database with the extension (reaper.cpp), and the guard that keeps them out
+// of the way of DATABASE commands and wakes them after CREATE EXTENSION
+// (database_guard.cpp). README.md beside this file has the state machine.
+#pragma once
+
+#include "firewall.hpp"
+
+namespace claimqueue {
+
+// Registers the launcher; from _PG_init while shared_preload_libraries is processed.
+void RegisterLauncher();
+
+// Installs the ProcessUtility hook that pauses a database's reaper while
+// DROP DATABASE, ALTER DATABASE ... RENAME / SET TABLESPACE or CREATE DATABASE
+// ... TEMPLATE needs that database free of connections.
+void InstallDatabaseGuard();
+
+// Asks the launcher to (re)start this database's reaper once the current
+// transaction commits; the install and upgrade scripts call it (via
+// claimqueue.start_reaper()). Nothing happens on rollback.
+void StartReaperAtCommit();
+
+}  // namespace claimqueue

@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# The reaper's lifecycle, end to end, in a cluster of its own (it restarts,
+# crashes and promotes servers, so it never shares one with other suites):
+#
+#   pg_virtualenv -t -o shared_preload_libraries=claimqueue bash test/reaper/run.sh
+#
+# Every wait polls with a deadline (REAPER_DEADLINE seconds, default 30); no
+# check depends on how fast the machine is. Prints "ok N - ..." / "not ok N - ..."
+# and "reaper: P passed, F failed"; exits non-zero when anything failed.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+
+deadline=${REAPER_DEADLINE:-30}
+log="$PG_CLUSTER_CONF_ROOT/../log/postgresql-$PGVERSION-regress.log"
+passed=0
+failed=0
+n=0
+
+ok()   { n=$((n + 1)); passed=$((passed + 1)); echo "ok $n - $1"; }
+fail() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
+check() { local what=$1; shift; if "$@"; then ok "$what"; else fail "$what"; fi; }
+
+sql() { psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
+
+# until SECONDS_LEFT CMD...: runs CMD until it succeeds or the deadline passes.
+until_true() {
+    local end=$((SECONDS + deadline))
+    while [ "$SECONDS" -lt "$end" ]; do
+        "$@" && return 0
+        sleep 0.2
+    done
+    return 1
+}
+
+# is DB SQL EXPECTED: the query's output equals EXPECTED.
+is() { [ "$(sql -d "$1" -c "$2" 2>/dev/null)" = "$3" ]; }
+
+reaper_pid() { sql -d "$1" -c "SELECT pid FROM pg_stat_activity WHERE backend_type = 'claimqueue reaper' AND datname = '$1'" 2>/dev/null; }
+has_reaper() { [ -n "$(reaper_pid "$1")" ]; }
+no_reaper()  { [ -z "$(sql -d postgres -c "SELECT pid FROM pg_stat_activity WHERE backend_type = 'claimqueue reaper' AND datname = '$1'" 2>/dev/null)" ]; }
+server_up()  { sql -d postgres -c "SELECT 1" >/dev/null 2>&1; }
+
+# A claimed job with a lease of one second, never completed: prints its id.
+abandoned_job() {
+    local db=$1 max=${2:-5}
+    sql -d "$db" -c "SELECT enqueue('default', '{}', max_attempts => $max)" >/dev/null
+    sql -d "$db" -c "SELECT id FROM dequeue('default', 'doomed-worker', lease => '1 second')"
+}
+
+echo "# log: $log"
+sql -d postgres -c "ALTER SYSTEM SET claimqueue.reaper_interval = '200ms'" -c "SELECT pg_reload_conf()" >/dev/null
+sql -d postgres -c "CREATE DATABASE app" -c "SET client_min_messages = error" >/dev/null
+sql -d app -c "SET client_min_messages = error" -c "CREATE EXTENSION claimqueue"
+
+# --- discovery and reaping
+check "the launcher runs, connected to no database" \
+    until_true is postgres "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'claimqueue launcher' AND datname IS NULL" 1
+check "a reaper runs in the database with the extension" until_true has_reaper app
+check "no reaper in a database without it" no_reaper postgres
+check "reaper_stats says running" until_true is app "SELECT state FROM reaper_stats" running
+
+job=$(abandoned_job app)
+check "an abandoned lease comes back to ready" \
+    until_true is app "SELECT state FROM claimqueue.jobs WHERE id = $job" ready
+check "with 'lease expired' as that attempt's error" \
+    is app "SELECT last_error FROM claimqueue.jobs WHERE id = $job" "lease expired (worker doomed-worker, attempt 1)"
+check "and a backoff (run_at moved forward)" \
+    is app "SELECT run_at > started_at FROM claimqueue.jobs WHERE id = $job" t
+job=$(abandoned_job app 1)
+check "with its attempts used up it becomes failed" \
+    until_true is app "SELECT state FROM claimqueue.jobs WHERE id = $job" failed
+check "reaper_stats counts the reaped jobs" is app "SELECT jobs_reaped >= 2 AND last_pass_at IS NOT NULL FROM reaper_stats" t
+
+# --- retention: finished jobs older than the queue's retention are purged
+sql -d app -c "SELECT create_queue('short', retention => '1 hour')" >/dev/null
+sql -d app -c "SELECT enqueue('short', jsonb_build_object('n', g)) FROM generate_series(1, 6) g" >/dev/null
+sql -d app -c "SELECT complete(id, attempt) FROM dequeue('short', 'w', 6)" >/dev/null
+sql -d app -c "UPDATE claimqueue.jobs SET finished_at = now() - interval '2 hours'
+               WHERE queue_id = (SELECT queue_id FROM claimqueue.queues WHERE name = 'short')
+                 AND (payload->>'n')::int <= 4"
+check "old finished jobs are purged" \
+    until_true is app "SELECT count(*) FROM queue_jobs WHERE queue = 'short'" 2
+check "recent ones are kept" \
+    is app "SELECT string_agg(payload->>'n', ',' ORDER BY id) FROM queue_jobs WHERE queue = 'short'" "5,6"
+check "reaper_stats counts the purged jobs" is app "SELECT jobs_purged >= 4 FROM reaper_stats" t
+
+# --- a database created while the server runs
+sql -d postgres -c "CREATE DATABASE late" >/dev/null
+sql -d late -c "SET client_min_messages = error" -c "CREATE EXTENSION claimqueue"
+check "a database created later gets its reaper" until_true has_reaper late
+job=$(abandoned_job late)
+check "which reaps there" until_true is late "SELECT state FROM claimqueue.jobs WHERE id = $job" ready
+sql -d late -c "DROP EXTENSION claimqueue"
+check "DROP EXTENSION ends that reaper" until_true no_reaper late
+sql -d late -c "SET client_min_messages = error" -c "CREATE EXTENSION claimqueue"
+check "CREATE EXTENSION again brings it back" until_true has_reaper late
+check "DROP DATABASE succeeds while its reaper runs" sql -d postgres -c "DROP DATABASE late"
+check "and leaves no reaper behind" until_true no_reaper late
+sql -d postgres -c "CREATE DATABASE copied TEMPLATE app" >/dev/null 2>&1
+check "CREATE DATABASE ... TEMPLATE of a database with a reaper succeeds" \
+    is postgres "SELECT count(*) FROM pg_database WHERE datname = 'copied'" 1
+check "and the copy gets a reaper of its own" until_true has_reaper copied
+check "ALTER DATABASE ... RENAME succeeds while its reaper runs" \
+    sql -d postgres -c "ALTER DATABASE copied RENAME TO renamed"
+check "the renamed database gets its reaper back" until_true has_reaper renamed
+sql -d postgres -c "DROP DATABASE renamed"
+
+# --- settings
+sql -d postgres -c "ALTER SYSTEM SET claimqueue.reaper_enabled = off" -c "SELECT pg_reload_conf()" >/dev/null
+check "reaper_enabled = off stops the reaper (SIGHUP)" until_true no_reaper app
+check "reaper_stats says disabled" until_true is app "SELECT state FROM reaper_stats" disabled
+sql -d postgres -c "ALTER SYSTEM RESET claimqueue.reaper_enabled" -c "SELECT pg_reload_conf()" >/dev/null
+check "reaper_enabled = on starts it again" until_true has_reaper app
+
+# --- lifecycle
+pid=$(reaper_pid app)
+sql -d postgres -c "SELECT pg_terminate_backend($pid)" >/dev/null
+check "SIGTERM (pg_terminate_backend) ends the reaper" until_true is postgres "SELECT count(*) FROM pg_stat_activity WHERE pid = $pid" 0
+check "and the launcher starts a new one" until_true has_reaper app
+
+pid=$(reaper_pid app)
+kill -9 "$pid"
+check "a killed reaper (SIGKILL: the postmaster restarts every process) is back" \
+    until_true has_reaper app
+job=$(abandoned_job app)
+check "and reaps" until_true is app "SELECT state FROM claimqueue.jobs WHERE id = $job" ready
+
+pg_ctlcluster "$PGVERSION" regress restart
+check "after a restart the reaper is back" until_true has_reaper app
+
+job=$(abandoned_job app)
+pg_ctlcluster "$PGVERSION" regress stop -m immediate
+pg_ctlcluster "$PGVERSION" regress start
+until_true server_up
+check "after an immediate shutdown, the lease that expired while the server was down comes back" \
+    until_true is app "SELECT state FROM claimqueue.jobs WHERE id = $job" ready
+
+# --- a hot standby is idle; after promotion it reaps
+as_pg() { if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+standby=$(mktemp -d)
+chmod 755 "$standby"
+[ "$(id -u)" -eq 0 ] && chown postgres "$standby"
+sport=$((PGPORT + 1))
+as_pg pg_basebackup -D "$standby/data" -R -X stream -c fast -h "$PGHOST" -p "$PGPORT" -U "$PGUSER"
+# Debian keeps the configuration outside the data directory: give the copy its own.
+printf 'local all all trust\nhost all all 127.0.0.1/32 trust\n' | as_pg tee "$standby/data/pg_hba.conf" >/dev/null
+as_pg touch "$standby/data/postgresql.conf"
+as_pg /usr/lib/postgresql/$PGVERSION/bin/pg_ctl -D "$standby/data" -l "$standby/log" -w start \
+    -o "-c port=$sport -c unix_socket_directories=$standby -c listen_addresses=127.0.0.1 -c shared_preload_libraries=claimqueue -c hot_standby=on" >/dev/null
+ssql() { psql -X -q -At -h 127.0.0.1 -p "$sport" "$@"; }
+sis() { [ "$(ssql -d "$1" -c "$2" 2>/dev/null)" = "$3" ]; }
+# The primary stops reaping (the standby keeps the setting it was copied with).
+sql -d postgres -c "ALTER SYSTEM SET claimqueue.reaper_enabled = off" -c "SELECT pg_reload_conf()" >/dev/null
+until_true no_reaper app
+job=$(abandoned_job app)
+check "the standby replays the abandoned job" \
+    until_true sis app "SELECT lease_expires_at < now() FROM claimqueue.jobs WHERE id = $job" t
+check "a hot standby runs no claimqueue worker" \
+    sis postgres "SELECT count(*) FROM pg_stat_activity WHERE backend_type LIKE 'claimqueue%'" 0
+check "reaper_stats on the standby says standby" sis app "SELECT state FROM reaper_stats" standby
+as_pg /usr/lib/postgresql/$PGVERSION/bin/pg_ctl -D "$standby/data" -w promote >/dev/null
+check "after promotion its reaper returns the expired lease" \
+    until_true sis app "SELECT state FROM claimqueue.jobs WHERE id = $job" ready
+as_pg /usr/lib/postgresql/$PGVERSION/bin/pg_ctl -D "$standby/data" -m fast -w stop >/dev/null
+check "nothing at ERROR in the standby's log" bash -c "! grep -E ' (ERROR|PANIC):' '$standby/log'"
+rm -rf "$standby"
+sql -d postgres -c "ALTER SYSTEM RESET claimqueue.reaper_enabled" -c "SELECT pg_reload_conf()" >/dev/null
+
+# --- the log: nothing at ERROR, one LOG line per pass that did something
+check "nothing at ERROR in the server log" bash -c "! grep -E ' (ERROR|PANIC):' '$log'"
+check "the reaper logs what it did" grep -q "claimqueue reaper: returned [0-9]* expired leases" "$log"
+
+echo "reaper: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
