@@ -31,6 +31,8 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 # JIT inlining gains nothing for SPI-bound functions; skip the LLVM bitcode
 # step so the build needs no clang.
 override with_llvm = no
+# Rebuild objects when a header they include changes (dependency files in .deps/).
+override autodepend = yes
 
 include $(PGXS)
 

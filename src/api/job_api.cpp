@@ -6,6 +6,7 @@
 #include "api/args.hpp"
 #include "core/rules.hpp"
 #include "engine/claim.hpp"
+#include "engine/maintenance.hpp"
 #include "engine/clock.hpp"
 #include "engine/enqueue.hpp"
 

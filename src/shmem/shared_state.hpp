@@ -32,6 +32,8 @@ struct ReaperSlot {
     ReaperState state;
     bool worker_active;       // a reaper process for this slot exists or is starting
     bool stop_requested;      // the reaper exits at its next check
+    bool recheck;             // CREATE/ALTER EXTENSION committed while a reaper was active:
+                              // look again once it has exited, whatever it concluded
     int pause_count;          // DATABASE commands in progress (kPaused while > 0)
     int failures;             // unexpected exits since the last good pass
     pid_t pid;                // the reaper, once connected; 0 otherwise

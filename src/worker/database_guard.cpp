@@ -44,10 +44,16 @@ void StartReaperNow()
     SharedState *s = Shared();
     LWLockAcquire(s->lock, LW_EXCLUSIVE);
     ReaperSlot *slot = FindSlot(MyDatabaseId);
-    if (slot != nullptr && !slot->worker_active &&
-        (slot->state == ReaperState::kNoExtension || slot->state == ReaperState::kRestartWait)) {
-        slot->state = ReaperState::kUnknown;
-        slot->failures = 0;
+    if (slot != nullptr) {
+        if (slot->worker_active) {
+            // It may have looked before this commit and be about to report
+            // "no extension": the launcher looks again when it exits.
+            slot->recheck = true;
+        } else if (slot->state == ReaperState::kNoExtension ||
+                   slot->state == ReaperState::kRestartWait) {
+            slot->state = ReaperState::kUnknown;
+            slot->failures = 0;
+        }
     }
     WakeLauncherLocked();  // a database it has not seen yet is scanned now
     LWLockRelease(s->lock);

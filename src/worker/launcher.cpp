@@ -144,11 +144,15 @@ long Reconcile()
         slot->stop_requested = false;
         // A reaper that exits on purpose sets its state first; one that
         // died before it could (connection refused, FATAL) is retried.
-        if (slot->state == ReaperState::kStarting || slot->state == ReaperState::kRunning) {
+        if (slot->recheck && slot->state == ReaperState::kNoExtension) {
+            slot->state = ReaperState::kUnknown;
+        } else if (slot->state == ReaperState::kStarting ||
+                   slot->state == ReaperState::kRunning) {
             slot->failures++;
             slot->state = ReaperState::kRestartWait;
             slot->retry_at = now + RestartDelayUsec(slot->failures);
         }
+        slot->recheck = false;
         LWLockRelease(s->lock);
     }
 

@@ -105,6 +105,18 @@ check "ALTER DATABASE ... RENAME succeeds while its reaper runs" \
 check "the renamed database gets its reaper back" until_true has_reaper renamed
 sql -d postgres -c "DROP DATABASE renamed"
 
+# --- upgrade: 0.1.0 promised no background worker; ALTER EXTENSION UPDATE starts one
+sql -d postgres -c "CREATE DATABASE old" >/dev/null
+sql -d old -c "SET client_min_messages = error" -c "CREATE EXTENSION claimqueue VERSION '0.1.0'"
+job=$(abandoned_job old)
+until_true is old "SELECT lease_expires_at < now() - interval '1 second' FROM claimqueue.jobs WHERE id = $job" t
+check "a database on 0.1.0 gets no reaper: its expired lease stays running" \
+    is old "SELECT state FROM claimqueue.jobs WHERE id = $job" running
+sql -d old -c "ALTER EXTENSION claimqueue UPDATE"
+check "ALTER EXTENSION claimqueue UPDATE gives it one" until_true has_reaper old
+check "which returns the lease" until_true is old "SELECT state FROM claimqueue.jobs WHERE id = $job" ready
+sql -d postgres -c "DROP DATABASE old"
+
 # --- settings
 sql -d postgres -c "ALTER SYSTEM SET claimqueue.reaper_enabled = off" -c "SELECT pg_reload_conf()" >/dev/null
 check "reaper_enabled = off stops the reaper (SIGHUP)" until_true no_reaper app
