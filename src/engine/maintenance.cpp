@@ -26,21 +26,26 @@ Statement kReturnExpired = {
     " WHERE j.id = u.id",
     4, {INT8ARRAYOID, TEXTARRAYOID, TIMESTAMPTZARRAYOID, TIMESTAMPTZOID}, nullptr};
 
-// Finished jobs past their queue's retention (a fixed duration, the epoch rule
-// of clock.hpp), found per queue through jobs_finished_idx. The DELETE checks
-// the state again: the rows are locked by then, so this only documents intent.
-Statement kPurge = {
+// Retention, one queue at a time: first each queue's cutoff (its retention as
+// a fixed duration, the epoch rule of clock.hpp)...
+Statement kPurgeCutoffs = {
+    "SELECT queue_id, $1 - pg_catalog.make_interval("
+    "                      secs => pg_catalog.date_part('epoch', retention))"
+    " FROM claimqueue.queues WHERE ($2::text IS NULL OR name = $2) ORDER BY queue_id",
+    2, {TIMESTAMPTZOID, TEXTOID}, nullptr};
+
+// ...then its finished jobs before the cutoff. Planned for each call's values
+// (custom_plan): with the cutoff known, the planner sees how few rows qualify
+// and takes jobs_finished_idx; a generic plan cannot, and scans the table. No
+// ORDER BY, so a large backlog is found by a scan that stops at the limit.
+Statement kPurgeQueue = {
     "WITH doomed AS ("
-    "   SELECT j.id FROM claimqueue.queues q"
-    "   JOIN claimqueue.jobs j ON j.queue_id = q.queue_id"
-    "   WHERE ($2::text IS NULL OR q.name = $2)"
-    "     AND j.state IN ('done', 'failed', 'cancelled')"
-    "     AND j.finished_at < $1 - pg_catalog.make_interval("
-    "                              secs => pg_catalog.date_part('epoch', q.retention))"
-    "   LIMIT $3 FOR UPDATE OF j SKIP LOCKED)"
+    "   SELECT id FROM claimqueue.jobs"
+    "   WHERE queue_id = $1 AND state IN ('done', 'failed', 'cancelled') AND finished_at < $2"
+    "   LIMIT $3 FOR UPDATE SKIP LOCKED)"
     " DELETE FROM claimqueue.jobs j WHERE j.id = ANY (ARRAY(SELECT id FROM doomed))"
     "   AND j.state IN ('done', 'failed', 'cancelled')",
-    3, {TIMESTAMPTZOID, TEXTOID, INT4OID}, nullptr};
+    3, {INT4OID, TIMESTAMPTZOID, INT4OID}, nullptr, true};
 
 constexpr int kSqlFunctionBatch = 1000;
 
@@ -84,11 +89,22 @@ int64 ReapExpiredBatch(text *queue, int limit)
 int64 PurgeFinishedBatch(text *queue, int limit)
 {
     ConnectSpi();
-    Datum args[3] = {TimestampTzGetDatum(ClockNow()), PointerGetDatum(queue),
-                     Int32GetDatum(limit)};
-    uint64 n = Execute(&kPurge, args, queue ? nullptr : " n ");
+    Datum args[2] = {TimestampTzGetDatum(ClockNow()), PointerGetDatum(queue)};
+    uint64 nqueues = Execute(&kPurgeCutoffs, args, queue ? nullptr : " n");
+    // SPI_tuptable belongs to the last statement: keep the cutoffs apart.
+    Datum *ids = (Datum *) palloc(sizeof(Datum) * (nqueues + 1));
+    Datum *cutoffs = (Datum *) palloc(sizeof(Datum) * (nqueues + 1));
+    for (uint64 i = 0; i < nqueues; i++) {
+        ids[i] = ResultValue(i, 1);
+        cutoffs[i] = ResultValue(i, 2);
+    }
+    int64 total = 0;
+    for (uint64 i = 0; i < nqueues && total < limit; i++) {
+        Datum purge[3] = {ids[i], cutoffs[i], Int32GetDatum(limit - (int) total)};
+        total += (int64) Execute(&kPurgeQueue, purge, nullptr);
+    }
     FinishSpi();
-    return (int64) n;
+    return total;
 }
 
 int64 ReapExpired(text *queue)

@@ -10,11 +10,12 @@ namespace claimqueue {
 static SPIPlanPtr Prepared(Statement *stmt)
 {
     if (stmt->plan == nullptr) {
-        // Always the generic plan: every statement here is a short indexed
-        // lookup whose plan does not depend on the values, and a custom plan
-        // would be re-planned on every call.
-        SPIPlanPtr plan = SPI_prepare_cursor(stmt->sql, stmt->nargs, stmt->argtypes,
-                                             CURSOR_OPT_GENERIC_PLAN);
+        // The generic plan, unless the statement asks otherwise: almost every
+        // statement here is a short indexed lookup whose plan does not depend
+        // on the values, and a custom plan would be re-planned on every call.
+        SPIPlanPtr plan = SPI_prepare_cursor(
+            stmt->sql, stmt->nargs, stmt->argtypes,
+            stmt->custom_plan ? CURSOR_OPT_CUSTOM_PLAN : CURSOR_OPT_GENERIC_PLAN);
         if (plan == nullptr)
             elog(ERROR, "claimqueue: SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
         if (SPI_keepplan(plan) != 0)

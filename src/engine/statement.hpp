@@ -11,7 +11,8 @@ struct Statement {
     const char *sql;
     int nargs;
     Oid argtypes[10];
-    SPIPlanPtr plan;  // NULL until first use
+    SPIPlanPtr plan;      // NULL until first use
+    bool custom_plan;     // plan for each call's values instead of the generic plan
 };
 
 // Runs a prepared statement inside the caller's SPI connection and returns
