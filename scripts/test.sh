@@ -2,8 +2,8 @@
 # Runs every claimqueue test on this machine: installs what is missing, builds,
 # installs, then runs the C++ unit tests (ctest), and in throwaway clusters
 # (pg_virtualenv) the pg_regress files, the isolation specs, the pgTAP contract,
-# the stress test, the node-postgres worker, the upgrade test, the
-# no-preload check and the reaper's lifecycle. Ends with "tests: N passed, M failed".
+# the stress test, the node-postgres worker, the upgrade test, the pg_dump
+# test, the no-preload check and the reaper's lifecycle. Ends with "tests: N passed, M failed".
 #   STRESS_JOBS=50000   jobs drained by the stress test
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -71,6 +71,7 @@ pg_virtualenv -t -o shared_preload_libraries=claimqueue -o max_connections=100 b
     echo "-- stress";      bash test/stress/run.sh           >"$logs/stress.log" 2>&1; echo "exit=$?" >>"$logs/stress.log"; tail -12 "$logs/stress.log"
     echo "-- node worker"; bash test/node/run.sh             >"$logs/node.log" 2>&1; echo "exit=$?" >>"$logs/node.log"; tail -3 "$logs/node.log"
     echo "-- upgrade";     bash test/upgrade/run.sh          >"$logs/upgrade.log" 2>&1; echo "exit=$?" >>"$logs/upgrade.log"; tail -3 "$logs/upgrade.log"
+    echo "-- dump";        bash test/dump/run.sh             >"$logs/dump.log" 2>&1; echo "exit=$?" >>"$logs/dump.log"; tail -2 "$logs/dump.log"
     true
 ' _ "$root" "$logs"
 
@@ -93,6 +94,7 @@ fi
 if grep -q "^exit=0" "$logs/stress.log"; then record stress 1 0; else tail -40 "$logs/stress.log"; record stress 0 1; fi
 if grep -q "^exit=0" "$logs/node.log"; then record node_worker 1 0; else tail -40 "$logs/node.log"; record node_worker 0 1; fi
 if grep -q "^exit=0" "$logs/upgrade.log"; then record upgrade 1 0; else tail -40 "$logs/upgrade.log"; record upgrade 0 1; fi
+if grep -q "^exit=0" "$logs/dump.log"; then record dump 1 0; else tail -40 "$logs/dump.log"; record dump 0 1; fi
 
 echo "== no-preload check (cluster without shared_preload_libraries)"
 if pg_virtualenv -t bash test/no_preload/run.sh >"$logs/no_preload.log" 2>&1; then

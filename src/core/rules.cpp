@@ -6,7 +6,6 @@
 #include "core/error.hpp"
 
 namespace claimqueue::rules {
-namespace {
 
 std::string Quoted(std::string_view value)
 {
@@ -26,6 +25,8 @@ std::string Quoted(std::string_view value)
     out.push_back('"');
     return out;
 }
+
+namespace {
 
 bool IsNameStart(char c)
 {
@@ -62,6 +63,14 @@ std::string Named(const char *what, std::string_view shown)
 
 }  // namespace
 
+bool IsQueueNameSpelling(std::string_view name)
+{
+    bool ok = !name.empty() && IsNameStart(name[0]);
+    for (char c : name)
+        ok = ok && IsNameChar(c);
+    return ok;
+}
+
 void CheckQueueName(std::string_view name)
 {
     const char *kHint =
@@ -74,10 +83,7 @@ void CheckQueueName(std::string_view name)
                     "It is " + std::to_string(name.size()) + " bytes; the limit is " +
                         std::to_string(kMaxQueueNameBytes) + " bytes.",
                     kHint);
-    bool ok = IsNameStart(name[0]);
-    for (char c : name)
-        ok = ok && IsNameChar(c);
-    if (!ok)
+    if (!IsQueueNameSpelling(name))
         throw Error(sqlstate::kInvalidParameterValue, "invalid queue name " + Quoted(name), {},
                     kHint);
 }

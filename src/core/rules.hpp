@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace claimqueue::rules {
@@ -19,6 +20,13 @@ inline constexpr int64_t kUsecPerSecond = 1000000;
 inline constexpr int64_t kUsecPerDay = 86400 * kUsecPerSecond;
 inline constexpr int64_t kMaxLeaseUsec = 365 * kUsecPerDay;      // leases and extensions
 inline constexpr int64_t kMaxDelayUsec = 100 * 365 * kUsecPerDay;  // backoff, retry_in, retention
+
+// `value` in double quotes for a message, shortened to 80 bytes ("...") at a
+// UTF-8 character boundary.
+std::string Quoted(std::string_view value);
+
+// True when `name` is spelt as a queue name: [a-z0-9_][a-z0-9_.-]* (no length check).
+bool IsQueueNameSpelling(std::string_view name);
 
 // Throws claimqueue::Error (22023 or 42622) unless `name` is 1..63 bytes of
 // [a-z0-9_.-] starting with a letter, digit or underscore.

@@ -1,16 +1,21 @@
-// Transaction-level advisory locks on queue names in claimqueue's reserved
-// lock namespace: enqueue holds SHARE, drop_queue holds EXCLUSIVE, so no job is
-// ever inserted into a queue that is being dropped.
+// claimqueue's own advisory locks, in its reserved lock namespace (id 1, see
+// locks/namespaces.hpp): the administration lock of each queue, keyed by its
+// queue_id (enqueue holds SHARE, drop_queue holds EXCLUSIVE, so no job is ever
+// inserted into a queue that is being dropped), and the reaper's lock, key 0.
+// Queue ids come from a sequence starting at 1 and are never reused, so no two
+// of these locks ever share a key.
 #pragma once
 
 #include "pg.hpp"
 
+#include "locks/namespaces.hpp"
+
 namespace claimqueue {
 
-// The lock namespace id claimqueue reserves for its own advisory locks
-// (two-int4 form: namespace id, key).
-inline constexpr int32 kInternalLockNamespace = 1;
-
+// Takes the transaction-level administration lock of the queue named `name`
+// in `mode`, or nothing when no such queue exists (the caller's own lookup
+// then reports it). Called before the caller's queue lookup; if the queue was
+// dropped and created again while this waited, the new queue's lock is taken.
 void LockQueueName(text *name, LOCKMODE mode);
 
 // The one-reaper-per-database guarantee: a session-level exclusive advisory

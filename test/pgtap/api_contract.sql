@@ -89,6 +89,20 @@ INSERT INTO helpers VALUES (1, 'check_preload', '{}'), (2, 'explain_claim', '{te
                            (3, 'merge_default_queue', '{}'), (4, 'reaper_status', '{}'),
                            (5, 'start_reaper', '{}');
 
+-- The advisory-lock namespace functions; their contract is test/pgtap/lock_namespaces.sql.
+SELECT '{"lock_namespace(text,text)","register_lock_key(text,text)","lock_key_id(text,text)",'
+       '"lock_key_hash(text)","advisory_unlock_all(text)",'
+       '"advisory_lock(text,text)","advisory_lock_shared(text,text)","try_advisory_lock(text,text)",'
+       '"try_advisory_lock_shared(text,text)","advisory_xact_lock(text,text)",'
+       '"advisory_xact_lock_shared(text,text)","try_advisory_xact_lock(text,text)",'
+       '"try_advisory_xact_lock_shared(text,text)","advisory_unlock(text,text)",'
+       '"advisory_unlock_shared(text,text)",'
+       '"advisory_lock_int(text,integer)","advisory_lock_shared_int(text,integer)",'
+       '"try_advisory_lock_int(text,integer)","try_advisory_lock_shared_int(text,integer)",'
+       '"advisory_xact_lock_int(text,integer)","advisory_xact_lock_shared_int(text,integer)",'
+       '"try_advisory_xact_lock_int(text,integer)","try_advisory_xact_lock_shared_int(text,integer)",'
+       '"advisory_unlock_int(text,integer)","advisory_unlock_shared_int(text,integer)"}' AS lock_api \gset
+
 -- The roles used below: one with no grants at all, one granted what a worker needs.
 CREATE ROLE claimqueue_tap_nobody NOLOGIN;
 CREATE ROLE claimqueue_tap_worker NOLOGIN;
@@ -147,9 +161,11 @@ SELECT set_eq(
       WHERE e.extname = 'claimqueue' AND d.deptype = 'e' AND d.classid = 'pg_catalog.pg_proc'::regclass$$,
     format($$SELECT format('%%I.%%I(%%s)', %L, fn, array_to_string(args, ','))::regprocedure::text FROM api
              UNION ALL
-             SELECT format('claimqueue.%%I(%%s)', fn, array_to_string(args, ','))::regprocedure::text FROM helpers$$,
-           :'cq'),
-    'the extension''s functions are exactly the 14 API functions and 5 helpers');
+             SELECT format('claimqueue.%%I(%%s)', fn, array_to_string(args, ','))::regprocedure::text FROM helpers
+             UNION ALL
+             SELECT format('%%I.%%s', %L, f)::regprocedure::text FROM unnest(%L::text[]) AS f$$,
+           :'cq', :'cq', :'lock_api'),
+    'the extension''s functions are exactly the 14 API functions, 5 helpers and the lock-namespace functions');
 
 -- ---------------------------------------------------------------------------
 -- Schema, tables and indexes

@@ -59,5 +59,8 @@ WITH ext AS (
     SELECT 'queue ' || row(q.queue_id, q.name, q.lease, q.max_attempts, q.backoff_base,
                            q.backoff_cap, q.retention)::text
     FROM claimqueue.queues q
+    UNION ALL
+    SELECT 'lock namespace ' || row(n.namespace_id, n.name, n.key_mode)::text
+    FROM claimqueue.lock_namespaces n
 )
 SELECT * FROM lines AS l(line) ORDER BY 1;
