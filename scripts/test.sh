@@ -3,8 +3,9 @@
 # installs, then runs the C++ unit tests (ctest), and in throwaway clusters
 # (pg_virtualenv) the pg_regress files, the isolation specs, the pgTAP contract,
 # the stress test, the node-postgres worker, the upgrade test, the pg_dump
-# test, the no-preload check and the reaper's lifecycle. Ends with "tests: N passed, M failed".
+# test, the no-preload check, the fault-injection soak and the reaper's lifecycle. Ends with "tests: N passed, M failed".
 #   STRESS_JOBS=50000   jobs drained by the stress test
+#   SOAK_JOBS=10000     jobs drained by the fault-injection soak (test/soak/run.sh alone: 100000)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -103,6 +104,13 @@ else
     tail -40 "$logs/no_preload.log"
     record no_preload 0 1
 fi
+
+echo "== fault-injection soak (a cluster of its own: it is stopped with -m immediate mid-run)"
+SOAK_JOBS=${SOAK_JOBS:-10000} SOAK_RESTART=1 \
+    pg_virtualenv -t -o shared_preload_libraries=claimqueue bash test/soak/run.sh >"$logs/soak.log" 2>&1
+echo "exit=$?" >>"$logs/soak.log"
+grep -E "^(soak|faults)" "$logs/soak.log"
+if grep -q "^exit=0" "$logs/soak.log"; then record soak 1 0; else tail -30 "$logs/soak.log"; record soak 0 1; fi
 
 echo "== reaper lifecycle (a cluster of its own: it restarts, crashes and promotes servers)"
 pg_virtualenv -t -o shared_preload_libraries=claimqueue bash test/reaper/run.sh >"$logs/reaper.log" 2>&1

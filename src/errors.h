@@ -13,7 +13,7 @@
  *                                (its lease expired and it was reclaimed, or it
  *                                was completed, failed or cancelled)
  *   QC004  job_state_conflict    retry/cancel on a job in the wrong state
- *   QC005  isolation_not_supported  dequeue/reap under REPEATABLE READ or SERIALIZABLE
+ *   QC005  isolation_not_supported  dequeue/reap/purge/drop_queue under REPEATABLE READ or SERIALIZABLE
  *
  * Advisory-lock namespaces use the subclass QCL (as PostgreSQL's own 'P'
  * subclasses), so their codes never meet the numbered ones:
