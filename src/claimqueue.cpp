@@ -3,6 +3,7 @@
 #include "firewall.hpp"
 
 #include "engine/clock.hpp"
+#include "engine/enqueue.hpp"
 #include "shmem/shared_state.hpp"
 #include "worker/settings.hpp"
 #include "worker/workers.hpp"

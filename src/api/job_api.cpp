@@ -3,6 +3,10 @@
 // the claim engine (src/engine) does the work.
 #include "firewall.hpp"
 
+extern "C" {
+#include "access/detoast.h"
+}
+
 #include "api/args.hpp"
 #include "core/rules.hpp"
 #include "engine/claim.hpp"
@@ -60,6 +64,19 @@ NewJob JobOptions(FunctionCallInfo fcinfo, int n)
     return job;
 }
 
+// Every payload of a batch against claimqueue.max_payload_size, naming the first too large.
+void CheckPayloadSizes(ArrayType *payloads)
+{
+    ArrayIterator it = array_create_iterator(payloads, 0, nullptr);
+    Datum element;
+    bool isnull;
+    for (int64 position = 1; array_iterate(it, &element, &isnull); position++)
+        if (!isnull)
+            rules::CheckPayloadSize((int64) toast_raw_datum_size(element), max_payload_size,
+                                    position);
+    array_free_iterator(it);
+}
+
 }  // namespace
 
 // enqueue(queue, payload, run_at, priority, max_attempts, dedup_key) -> id
@@ -69,6 +86,7 @@ CQ_FUNCTION(cq_enqueue)
     RequireArg(fcinfo, 1, "payload");
     NewJob job = JobOptions(fcinfo, 2);
     job.payload = PG_GETARG_DATUM(1);
+    rules::CheckPayloadSize((int64) toast_raw_datum_size(job.payload), max_payload_size);
     text *dedup_key = TextArg(fcinfo, 5, "dedup_key", true);
     if (dedup_key)
         rules::CheckDedupKey(View(dedup_key));
@@ -90,6 +108,7 @@ CQ_FUNCTION(cq_enqueue_batch)
                         errmsg("payloads must not contain NULL elements"),
                         errhint("Use '{}' for a job without data.")));
     NewJob common = JobOptions(fcinfo, 2);
+    CheckPayloadSizes(payloads);
 
     Tuplestorestate *out = InitScalarSRF(fcinfo, INT8OID);
     ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;

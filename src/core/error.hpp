@@ -38,6 +38,7 @@ inline constexpr const char *kInvalidParameterValue = "22023";
 inline constexpr const char *kNullValueNotAllowed = "22004";
 inline constexpr const char *kNumericValueOutOfRange = "22003";
 inline constexpr const char *kNameTooLong = "42622";
+inline constexpr const char *kProgramLimitExceeded = "54000";
 }  // namespace sqlstate
 
 }  // namespace claimqueue

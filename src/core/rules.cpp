@@ -116,6 +116,20 @@ void CheckBatch(int64_t batch)
                     "A dequeue claims between 1 and " + std::to_string(kMaxBatch) + " jobs.");
 }
 
+void CheckPayloadSize(int64_t bytes, int64_t limit, int64_t position)
+{
+    if (bytes <= limit)
+        return;
+    std::string which = position > 0 ? "payload " + std::to_string(position) : "payload";
+    throw Error(sqlstate::kProgramLimitExceeded,
+                which + " is " + std::to_string(bytes) +
+                    " bytes, more than claimqueue.max_payload_size (" + std::to_string(limit) +
+                    " bytes)",
+                {},
+                "Keep large data elsewhere and enqueue a reference to it, or raise "
+                "claimqueue.max_payload_size (superuser).");
+}
+
 void CheckMaxAttempts(int64_t max_attempts)
 {
     if (max_attempts < 1 || max_attempts > kMaxAttemptsLimit)

@@ -41,6 +41,9 @@ void CheckDedupKey(std::string_view key);
 // Range checks; each message names the argument and its value.
 void CheckPriority(int64_t priority);
 void CheckBatch(int64_t batch);
+// A job's payload, `bytes` as stored, against claimqueue.max_payload_size
+// (`limit` bytes). `position` > 0 names the element of a batch.
+void CheckPayloadSize(int64_t bytes, int64_t limit, int64_t position = 0);
 void CheckMaxAttempts(int64_t max_attempts);
 // A lease or lease extension: strictly positive, at most kMaxLeaseUsec.
 // `shown` is the value as the user wrote it, quoted in the message if given.

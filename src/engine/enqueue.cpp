@@ -11,6 +11,8 @@
 #include "errors.h"
 
 namespace claimqueue {
+
+int max_payload_size = 1024 * 1024;
 namespace {
 
 #define CQ_INSERT_JOB                                                                    \

@@ -72,6 +72,34 @@ TEST(CheckBatch, OutsideIs22003)
     EXPECT_TRUE(Contains(err->hint(), "between 1 and 1000"));
 }
 
+// -------------------------------------------------------------- payload size
+
+TEST(CheckPayloadSize, AtOrBelowTheLimitIsAccepted)
+{
+    EXPECT_CQ_OK(CheckPayloadSize(0, 1024));
+    EXPECT_CQ_OK(CheckPayloadSize(1024, 1024));
+    EXPECT_CQ_OK(CheckPayloadSize(1024, 1024, 7));
+}
+
+TEST(CheckPayloadSize, AboveIs54000NamingSizeLimitAndSetting)
+{
+    EXPECT_CQ_ERROR(CheckPayloadSize(1025, 1024), "54000");
+    EXPECT_CQ_ERROR(CheckPayloadSize(kI64Max, 1024), "54000");
+    auto err = CatchError([] { CheckPayloadSize(2000, 1024); });
+    ASSERT_TRUE(err);
+    EXPECT_STREQ(err->what(),
+                 "payload is 2000 bytes, more than claimqueue.max_payload_size (1024 bytes)");
+    EXPECT_TRUE(Contains(err->hint(), "reference"));
+}
+
+TEST(CheckPayloadSize, BatchErrorNamesThePosition)
+{
+    auto err = CatchError([] { CheckPayloadSize(2000, 1024, 3); });
+    ASSERT_TRUE(err);
+    EXPECT_STREQ(err->what(),
+                 "payload 3 is 2000 bytes, more than claimqueue.max_payload_size (1024 bytes)");
+}
+
 // --------------------------------------------------------------- max_attempts
 
 TEST(CheckMaxAttempts, Accepts1To10000)
