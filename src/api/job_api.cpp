@@ -7,6 +7,7 @@ extern "C" {
 #include "access/detoast.h"
 }
 
+#include "api/access.hpp"
 #include "api/args.hpp"
 #include "core/rules.hpp"
 #include "engine/claim.hpp"
@@ -80,7 +81,7 @@ void CheckPayloadSizes(ArrayType *payloads)
 }  // namespace
 
 // enqueue(queue, payload, run_at, priority, max_attempts, dedup_key) -> id
-CQ_FUNCTION(cq_enqueue)
+CQ_QUEUE_FUNCTION(cq_enqueue)
 {
     text *queue = QueueNameArg(fcinfo, 0);
     RequireArg(fcinfo, 1, "payload");
@@ -90,11 +91,12 @@ CQ_FUNCTION(cq_enqueue)
     text *dedup_key = TextArg(fcinfo, 5, "dedup_key", true);
     if (dedup_key)
         rules::CheckDedupKey(View(dedup_key));
+    RequireQueuePrivilege(queue, QueuePrivilege::kProduce, "enqueue()");
     PG_RETURN_INT64(EnqueueJob(queue, job, dedup_key));
 }
 
 // enqueue_batch(queue, payloads jsonb[], run_at, priority, max_attempts) -> SETOF id
-CQ_FUNCTION(cq_enqueue_batch)
+CQ_QUEUE_FUNCTION(cq_enqueue_batch)
 {
     text *queue = QueueNameArg(fcinfo, 0);
     RequireArg(fcinfo, 1, "payloads");
@@ -110,6 +112,8 @@ CQ_FUNCTION(cq_enqueue_batch)
     NewJob common = JobOptions(fcinfo, 2);
     CheckPayloadSizes(payloads);
 
+    RequireQueuePrivilege(queue, QueuePrivilege::kProduce, "enqueue_batch()");
+
     Tuplestorestate *out = InitScalarSRF(fcinfo, INT8OID);
     ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
     int64 *ids;
@@ -123,7 +127,7 @@ CQ_FUNCTION(cq_enqueue_batch)
 }
 
 // dequeue(queue, worker, batch, lease) -> claimed jobs
-CQ_FUNCTION(cq_dequeue)
+CQ_QUEUE_FUNCTION(cq_dequeue)
 {
     text *queue = QueueNameArg(fcinfo, 0);
     text *worker = TextArg(fcinfo, 1, "worker");
@@ -134,6 +138,7 @@ CQ_FUNCTION(cq_dequeue)
     if (lease)
         CheckIntervalArg("lease", lease, true);
     RequireReadCommitted("dequeue()");
+    RequireQueuePrivilege(queue, QueuePrivilege::kConsume, "dequeue()");
 
     InitMaterializedSRF(fcinfo, 0);
     ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
@@ -142,16 +147,18 @@ CQ_FUNCTION(cq_dequeue)
 }
 
 // complete(id, attempt)
-CQ_FUNCTION(cq_complete)
+CQ_QUEUE_FUNCTION(cq_complete)
 {
     int64 id = JobIdArg(fcinfo, 0);
-    CompleteJob(id, AttemptArg(fcinfo, 1));
+    int32 attempt = AttemptArg(fcinfo, 1);
+    RequireJobPrivilege(id, QueuePrivilege::kConsume, "complete()");
+    CompleteJob(id, attempt);
     PG_RETURN_VOID();
 }
 
 // complete_batch(ids bigint[], attempts integer[]): many claims in one statement,
 // all or nothing (the batch counterpart of dequeue(batch => n)).
-CQ_FUNCTION(cq_complete_many)
+CQ_QUEUE_FUNCTION(cq_complete_many)
 {
     RequireArg(fcinfo, 0, "ids");
     RequireArg(fcinfo, 1, "attempts");
@@ -189,12 +196,13 @@ CQ_FUNCTION(cq_complete_many)
                 ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                                 errmsg("job %lld appears twice in ids", (long long) ids[i])));
     }
+    RequireJobsPrivilege(n, ids, QueuePrivilege::kConsume, "complete_batch()");
     CompleteJobs(n, ids, attempts);
     PG_RETURN_VOID();
 }
 
 // fail(id, attempt, error, retry_in) -> 'ready' | 'failed'
-CQ_FUNCTION(cq_fail)
+CQ_QUEUE_FUNCTION(cq_fail)
 {
     int64 id = JobIdArg(fcinfo, 0);
     int32 attempt = AttemptArg(fcinfo, 1);
@@ -202,45 +210,54 @@ CQ_FUNCTION(cq_fail)
     Interval *retry_in = IntervalArg(fcinfo, 3, "retry_in", true);
     if (retry_in)
         CheckIntervalArg("retry_in", retry_in, false);
+    RequireJobPrivilege(id, QueuePrivilege::kConsume, "fail()");
     PG_RETURN_TEXT_P(cstring_to_text(FailJob(id, attempt, error, retry_in)));
 }
 
 // heartbeat(id, attempt, extend) -> new lease expiry
-CQ_FUNCTION(cq_heartbeat)
+CQ_QUEUE_FUNCTION(cq_heartbeat)
 {
     int64 id = JobIdArg(fcinfo, 0);
     int32 attempt = AttemptArg(fcinfo, 1);
     Interval *extend = IntervalArg(fcinfo, 2, "extend", true);
     if (extend)
         CheckIntervalArg("extend", extend, true);
+    RequireJobPrivilege(id, QueuePrivilege::kConsume, "heartbeat()");
     PG_RETURN_TIMESTAMPTZ(HeartbeatJob(id, attempt, extend));
 }
 
 // retry(id, run_at)
-CQ_FUNCTION(cq_retry)
+CQ_QUEUE_FUNCTION(cq_retry)
 {
     int64 id = JobIdArg(fcinfo, 0);
     bool run_at_null = PG_ARGISNULL(1);
     if (!run_at_null && TIMESTAMP_NOT_FINITE(PG_GETARG_TIMESTAMPTZ(1)))
         ReportInfiniteRunAt(PG_GETARG_TIMESTAMPTZ(1));
+    RequireJobPrivilege(id, QueuePrivilege::kManage, "retry()");
     RetryJob(id, run_at_null ? 0 : PG_GETARG_DATUM(1), run_at_null);
     PG_RETURN_VOID();
 }
 
 // cancel(id)
-CQ_FUNCTION(cq_cancel)
+CQ_QUEUE_FUNCTION(cq_cancel)
 {
-    CancelJob(JobIdArg(fcinfo, 0));
+    int64 id = JobIdArg(fcinfo, 0);
+    RequireJobPrivilege(id, QueuePrivilege::kManage, "cancel()");
+    CancelJob(id);
     PG_RETURN_VOID();
 }
 
 // reap(queue) -> jobs whose expired lease was returned
-CQ_FUNCTION(cq_reap)
+CQ_QUEUE_FUNCTION(cq_reap)
 {
     text *queue = nullptr;
     if (!PG_ARGISNULL(0))
         queue = QueueNameArg(fcinfo, 0);
     RequireReadCommitted("reap()");
+    if (queue)
+        RequireQueuePrivilege(queue, QueuePrivilege::kManage, "reap()");
+    else
+        RequireAdmin("reap every queue");
     PG_RETURN_INT64(ReapExpired(queue));
 }
 

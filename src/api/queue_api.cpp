@@ -1,10 +1,16 @@
 // SQL API, queue administration: create_queue, alter_queue, drop_queue.
 #include "firewall.hpp"
 
+extern "C" {
+#include "utils/acl.h"
+}
+
+#include "api/access.hpp"
 #include "api/args.hpp"
 #include "core/rules.hpp"
 #include "engine/claim.hpp"
 #include "engine/clock.hpp"
+#include "engine/grants.hpp"
 #include "engine/queues.hpp"
 
 using namespace claimqueue;
@@ -32,7 +38,7 @@ bool CheckSetting(FunctionCallInfo fcinfo, int n, int field, Datum *out)
 }  // namespace
 
 // create_queue(name, lease, max_attempts, backoff_base, backoff_cap, retention, if_not_exists)
-CQ_FUNCTION(cq_create_queue)
+CQ_QUEUE_FUNCTION(cq_create_queue)
 {
     text *name = QueueNameArg(fcinfo, 0);
     Datum values[5];
@@ -42,30 +48,91 @@ CQ_FUNCTION(cq_create_queue)
     }
     CheckBackoffDatums(values[2], values[3]);
     RequireArg(fcinfo, 6, "if_not_exists");
+    RequireAdmin("create a queue");
     QueueSettings settings = {values[0], values[1], values[2], values[3], values[4]};
     PG_RETURN_BOOL(CreateQueue(name, settings, PG_GETARG_BOOL(6)));
 }
 
 // alter_queue(name, lease, max_attempts, backoff_base, backoff_cap, retention); NULL = unchanged
-CQ_FUNCTION(cq_alter_queue)
+CQ_QUEUE_FUNCTION(cq_alter_queue)
 {
     text *name = QueueNameArg(fcinfo, 0);
     Datum values[5] = {0, 0, 0, 0, 0};
     bool given[5];
     for (int i = 0; i < 5; i++)
         given[i] = CheckSetting(fcinfo, i + 1, i, &values[i]);
+    RequireQueuePrivilege(name, QueuePrivilege::kManage, "alter_queue()");
     QueueSettings settings = {values[0], values[1], values[2], values[3], values[4]};
     AlterQueue(name, settings, given);
     PG_RETURN_VOID();
 }
 
 // drop_queue(name, force) -> jobs deleted
-CQ_FUNCTION(cq_drop_queue)
+CQ_QUEUE_FUNCTION(cq_drop_queue)
 {
     text *name = QueueNameArg(fcinfo, 0);
     RequireArg(fcinfo, 1, "force");
     // A transaction snapshot would miss jobs enqueued after it began: they
     // would be neither counted nor deleted, and outlive their queue.
     RequireReadCommitted("drop_queue()");
+    RequireQueuePrivilege(name, QueuePrivilege::kManage, "drop_queue()");
     PG_RETURN_INT64(DropQueue(name, PG_GETARG_BOOL(1)));
+}
+
+namespace {
+
+// The privilege argument: produce, consume or manage.
+const char *PrivilegeArg(FunctionCallInfo fcinfo, int n)
+{
+    text *arg = TextArg(fcinfo, n, "privilege");
+    char *privilege = text_to_cstring(arg);
+    for (QueuePrivilege p : {QueuePrivilege::kProduce, QueuePrivilege::kConsume,
+                             QueuePrivilege::kManage})
+        if (strcmp(privilege, QueuePrivilegeName(p)) == 0)
+            return QueuePrivilegeName(p);
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("unknown queue privilege \"%s\"", privilege),
+                    errhint("Queue privileges are produce, consume and manage.")));
+    pg_unreachable();
+}
+
+// The role argument: a role name, or public (any case) for PUBLIC (0).
+Oid RoleArg(FunctionCallInfo fcinfo, int n)
+{
+    char *role = text_to_cstring(TextArg(fcinfo, n, "role"));
+    if (pg_strcasecmp(role, "public") == 0)
+        return InvalidOid;
+    return get_role_oid(role, false);  // 42704 names an unknown role
+}
+
+}  // namespace
+
+// grant_queue(queue, privilege, role) -> true if the grant is new
+CQ_QUEUE_FUNCTION(cq_grant_queue)
+{
+    text *queue = QueueNameArg(fcinfo, 0);
+    const char *privilege = PrivilegeArg(fcinfo, 1);
+    Oid role = RoleArg(fcinfo, 2);
+    RequireQueuePrivilege(queue, QueuePrivilege::kManage, "grant_queue()");
+    PG_RETURN_BOOL(GrantQueue(queue, privilege, role));
+}
+
+// revoke_queue(queue, privilege, role) -> true if the grant existed
+CQ_QUEUE_FUNCTION(cq_revoke_queue)
+{
+    text *queue = QueueNameArg(fcinfo, 0);
+    const char *privilege = PrivilegeArg(fcinfo, 1);
+    Oid role = RoleArg(fcinfo, 2);
+    RequireQueuePrivilege(queue, QueuePrivilege::kManage, "revoke_queue()");
+    PG_RETURN_BOOL(RevokeQueue(queue, privilege, role));
+}
+
+// claimqueue.visible_queues(): the queues the caller holds any privilege on
+// (all of them for an administrator); the views show only these.
+CQ_QUEUE_FUNCTION(cq_visible_queues)
+{
+    Tuplestorestate *out = InitScalarSRF(fcinfo, INT4OID);
+    ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+    VisibleQueues(CurrentCaller()->user, CurrentCaller()->admin, out, rsinfo->setDesc);
+    return (Datum) 0;
 }

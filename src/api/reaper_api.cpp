@@ -8,6 +8,7 @@ extern "C" {
 #include "access/xlog.h"
 }
 
+#include "api/access.hpp"
 #include "api/args.hpp"
 #include "engine/claim.hpp"
 #include "engine/maintenance.hpp"
@@ -18,12 +19,16 @@ extern "C" {
 using namespace claimqueue;
 
 // purge(queue) -> finished jobs deleted because their queue's retention passed
-CQ_FUNCTION(cq_purge)
+CQ_QUEUE_FUNCTION(cq_purge)
 {
     text *queue = nullptr;
     if (!PG_ARGISNULL(0))
         queue = QueueNameArg(fcinfo, 0);
     RequireReadCommitted("purge()");
+    if (queue)
+        RequireQueuePrivilege(queue, QueuePrivilege::kManage, "purge()");
+    else
+        RequireAdmin("purge every queue");
     PG_RETURN_INT64(PurgeFinished(queue));
 }
 

@@ -15,7 +15,7 @@ CREATE INDEX jobs_finished_idx ON claimqueue.jobs (queue_id, finished_at)
 
 CREATE FUNCTION @extschema@.purge(queue text DEFAULT NULL)
 RETURNS bigint
-LANGUAGE c VOLATILE SECURITY DEFINER
+LANGUAGE c VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS 'MODULE_PATHNAME', 'cq_purge';
 COMMENT ON FUNCTION @extschema@.purge(text)
@@ -370,3 +370,166 @@ REVOKE ALL ON FUNCTION
 FROM PUBLIC;
 REVOKE ALL ON @extschema@.advisory_locks FROM PUBLIC;
 -- End of advisory-lock namespaces (issue 4)
+
+-- ---------------------------------------------------------------------------
+-- Queue privileges (0.2.0): the API functions now run as the caller, check its
+-- privileges on the queue, and only then act as the extension's owner.
+-- ---------------------------------------------------------------------------
+ALTER FUNCTION @extschema@.create_queue(text, interval, integer, interval, interval, interval, boolean) SECURITY INVOKER;
+ALTER FUNCTION @extschema@.alter_queue(text, interval, integer, interval, interval, interval) SECURITY INVOKER;
+ALTER FUNCTION @extschema@.drop_queue(text, boolean) SECURITY INVOKER;
+ALTER FUNCTION @extschema@.enqueue(text, jsonb, timestamptz, integer, integer, text) SECURITY INVOKER;
+ALTER FUNCTION @extschema@.enqueue_batch(text, jsonb[], timestamptz, integer, integer) SECURITY INVOKER;
+ALTER FUNCTION @extschema@.dequeue(text, text, integer, interval) SECURITY INVOKER;
+ALTER FUNCTION @extschema@.complete(bigint, integer) SECURITY INVOKER;
+ALTER FUNCTION @extschema@.complete_batch(bigint[], integer[]) SECURITY INVOKER;
+ALTER FUNCTION @extschema@.fail(bigint, integer, text, interval) SECURITY INVOKER;
+ALTER FUNCTION @extschema@.heartbeat(bigint, integer, interval) SECURITY INVOKER;
+ALTER FUNCTION @extschema@.retry(bigint, timestamptz) SECURITY INVOKER;
+ALTER FUNCTION @extschema@.cancel(bigint) SECURITY INVOKER;
+ALTER FUNCTION @extschema@.reap(text) SECURITY INVOKER;
+
+-- Per-queue privileges: produce (enqueue), consume (dequeue, complete, fail,
+-- heartbeat) and manage (alter, drop, retry, cancel, reap, purge, grants).
+-- Grantee 0 ('-') is PUBLIC. Members of claimqueue_admin, superusers and the
+-- extension's owner need no grant.
+CREATE TABLE claimqueue.queue_grants (
+    queue_id  integer NOT NULL
+              REFERENCES claimqueue.queues ON DELETE CASCADE ON UPDATE CASCADE,
+    grantee   regrole NOT NULL,
+    privilege text NOT NULL CHECK (privilege IN ('produce', 'consume', 'manage')),
+    PRIMARY KEY (queue_id, grantee, privilege)
+);
+COMMENT ON TABLE claimqueue.queue_grants IS 'who may produce into, consume from or manage each queue (grantee 0: PUBLIC)';
+SELECT pg_catalog.pg_extension_config_dump('claimqueue.queue_grants', '');
+
+-- The queues the caller holds any privilege on (all for an administrator):
+-- the views show only these. Callable by everyone: it tells a role only
+-- about its own access.
+CREATE FUNCTION claimqueue.visible_queues() RETURNS SETOF integer
+    LANGUAGE c STABLE ROWS 10
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'cq_visible_queues';
+
+CREATE OR REPLACE VIEW @extschema@.queue_stats AS
+SELECT q.name AS queue,
+       count(j.id) FILTER (WHERE j.state = 'ready' AND j.run_at <= pg_catalog.now()) AS ready,
+       count(j.id) FILTER (WHERE j.state = 'ready' AND j.run_at > pg_catalog.now())  AS scheduled,
+       count(j.id) FILTER (WHERE j.state = 'running')   AS running,
+       count(j.id) FILTER (WHERE j.state = 'done')      AS done,
+       count(j.id) FILTER (WHERE j.state = 'failed')    AS failed,
+       count(j.id) FILTER (WHERE j.state = 'cancelled') AS cancelled,
+       pg_catalog.now() - min(j.run_at) FILTER (WHERE j.state = 'ready' AND j.run_at <= pg_catalog.now())
+           AS oldest_ready_age,
+       count(j.id) FILTER (WHERE j.state = 'running' AND j.lease_expires_at < pg_catalog.now())
+           AS expired_leases
+FROM claimqueue.queues q
+LEFT JOIN claimqueue.jobs j ON j.queue_id = q.queue_id
+WHERE q.queue_id IN (SELECT claimqueue.visible_queues())
+GROUP BY q.queue_id, q.name;
+COMMENT ON VIEW @extschema@.queue_stats IS 'per-queue job counts by state, read without SKIP LOCKED; only queues the caller holds a privilege on';
+
+CREATE OR REPLACE VIEW @extschema@.queue_jobs AS
+SELECT j.id, q.name AS queue, j.state, j.priority, j.attempt, j.max_attempts,
+       j.run_at, j.created_at, j.started_at, j.finished_at, j.lease_expires_at,
+       j.worker, j.dedup_key, j.last_error, j.payload
+FROM claimqueue.jobs j
+JOIN claimqueue.queues q ON q.queue_id = j.queue_id
+WHERE q.queue_id IN (SELECT claimqueue.visible_queues());
+COMMENT ON VIEW @extschema@.queue_jobs IS 'every job with its queue name, timestamps, worker and last error; only queues the caller holds a privilege on';
+
+CREATE OR REPLACE VIEW @extschema@.queue_settings AS
+SELECT name AS queue, lease, max_attempts, backoff_base, backoff_cap, retention, created_at
+FROM claimqueue.queues
+WHERE queue_id IN (SELECT claimqueue.visible_queues());
+COMMENT ON VIEW @extschema@.queue_settings IS 'each queue''s defaults; only queues the caller holds a privilege on';
+
+-- 0.1.0 had no per-queue privileges: whoever could EXECUTE a function could
+-- use it on every queue. The queues that exist keep that (grants to PUBLIC;
+-- revoke_queue(queue, privilege, 'public') closes them); new ones start closed.
+INSERT INTO claimqueue.queue_grants (queue_id, grantee, privilege)
+SELECT q.queue_id, 0::pg_catalog.oid::pg_catalog.regrole, p.privilege
+FROM claimqueue.queues q
+CROSS JOIN (VALUES ('produce'), ('consume'), ('manage')) AS p(privilege);
+
+-- ---------------------------------------------------------------------------
+-- Roles and queue privileges (0.2.0). Three NOLOGIN roles, created unless
+-- they exist (roles belong to the cluster: DROP EXTENSION leaves them, and
+-- pg_dump does not dump them; pg_dumpall does):
+--   claimqueue_producer  EXECUTE on enqueue, enqueue_batch
+--   claimqueue_consumer  EXECUTE on dequeue, complete, complete_batch, fail, heartbeat
+--   claimqueue_admin     EXECUTE on everything; every queue without a grant
+-- and per-queue grants (grant_queue) on top: a producer or consumer acts
+-- only on the queues it holds the privilege for.
+-- ---------------------------------------------------------------------------
+DO $roles$
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = 'claimqueue_producer') THEN
+        CREATE ROLE claimqueue_producer NOLOGIN;
+    END IF;
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = 'claimqueue_consumer') THEN
+        CREATE ROLE claimqueue_consumer NOLOGIN;
+    END IF;
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = 'claimqueue_admin') THEN
+        CREATE ROLE claimqueue_admin NOLOGIN;
+    END IF;
+END
+$roles$;
+
+CREATE FUNCTION @extschema@.grant_queue(queue text, privilege text, role text)
+RETURNS boolean
+LANGUAGE c VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'cq_grant_queue';
+COMMENT ON FUNCTION @extschema@.grant_queue(text, text, text)
+    IS 'let role (or public) produce into, consume from or manage queue; true if the grant is new';
+
+CREATE FUNCTION @extschema@.revoke_queue(queue text, privilege text, role text)
+RETURNS boolean
+LANGUAGE c VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'cq_revoke_queue';
+COMMENT ON FUNCTION @extschema@.revoke_queue(text, text, text)
+    IS 'take back a grant_queue() grant; true if it existed';
+
+CREATE VIEW @extschema@.queue_privileges AS
+SELECT q.name AS queue, g.privilege,
+       CASE WHEN g.grantee::pg_catalog.oid = 0 THEN 'PUBLIC' ELSE g.grantee::pg_catalog.text END AS grantee
+FROM claimqueue.queue_grants g
+JOIN claimqueue.queues q ON q.queue_id = g.queue_id
+WHERE q.queue_id IN (SELECT claimqueue.visible_queues());
+COMMENT ON VIEW @extschema@.queue_privileges
+    IS 'per-queue grants, for the queues the caller holds a privilege on';
+
+REVOKE ALL ON FUNCTION
+    @extschema@.grant_queue(text, text, text),
+    @extschema@.revoke_queue(text, text, text)
+FROM PUBLIC;
+REVOKE ALL ON @extschema@.queue_privileges FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION claimqueue.visible_queues() TO PUBLIC;
+
+GRANT EXECUTE ON FUNCTION
+    @extschema@.enqueue(text, jsonb, timestamptz, integer, integer, text),
+    @extschema@.enqueue_batch(text, jsonb[], timestamptz, integer, integer)
+TO claimqueue_producer, claimqueue_admin;
+GRANT EXECUTE ON FUNCTION
+    @extschema@.dequeue(text, text, integer, interval),
+    @extschema@.complete(bigint, integer),
+    @extschema@.complete_batch(bigint[], integer[]),
+    @extschema@.fail(bigint, integer, text, interval),
+    @extschema@.heartbeat(bigint, integer, interval)
+TO claimqueue_consumer, claimqueue_admin;
+GRANT EXECUTE ON FUNCTION
+    @extschema@.create_queue(text, interval, integer, interval, interval, interval, boolean),
+    @extschema@.alter_queue(text, interval, integer, interval, interval, interval),
+    @extschema@.drop_queue(text, boolean),
+    @extschema@.retry(bigint, timestamptz),
+    @extschema@.cancel(bigint),
+    @extschema@.reap(text),
+    @extschema@.purge(text),
+    @extschema@.grant_queue(text, text, text),
+    @extschema@.revoke_queue(text, text, text)
+TO claimqueue_admin;
+GRANT SELECT ON @extschema@.queue_stats, @extschema@.queue_jobs, @extschema@.queue_settings,
+    @extschema@.queue_privileges, @extschema@.reaper_stats
+TO claimqueue_producer, claimqueue_consumer, claimqueue_admin;

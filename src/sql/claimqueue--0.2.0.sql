@@ -96,9 +96,11 @@ CREATE FUNCTION claimqueue.check_preload() RETURNS boolean
 SELECT claimqueue.check_preload();
 
 -- ---------------------------------------------------------------------------
--- SQL API. Every function is SECURITY DEFINER with a pinned search_path: the
--- tables are reachable only through these functions and the views below.
--- EXECUTE is revoked from PUBLIC; grant it to the roles that need it.
+-- SQL API. Every function pins search_path and is a SECURITY INVOKER C
+-- function that checks the caller's privileges on the queue (queue_grants,
+-- below), then runs as the extension's owner: the tables are reachable only
+-- through these functions and the views below. EXECUTE is revoked from PUBLIC
+-- and granted to the roles claimqueue_producer, _consumer and _admin.
 -- ---------------------------------------------------------------------------
 
 CREATE FUNCTION @extschema@.create_queue(
@@ -110,7 +112,7 @@ CREATE FUNCTION @extschema@.create_queue(
     retention     interval DEFAULT '7 days',
     if_not_exists boolean  DEFAULT false)
 RETURNS boolean
-LANGUAGE c VOLATILE SECURITY DEFINER
+LANGUAGE c VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS 'MODULE_PATHNAME', 'cq_create_queue';
 COMMENT ON FUNCTION @extschema@.create_queue(text, interval, integer, interval, interval, interval, boolean)
@@ -124,7 +126,7 @@ CREATE FUNCTION @extschema@.alter_queue(
     backoff_cap   interval DEFAULT NULL,
     retention     interval DEFAULT NULL)
 RETURNS void
-LANGUAGE c VOLATILE SECURITY DEFINER
+LANGUAGE c VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS 'MODULE_PATHNAME', 'cq_alter_queue';
 COMMENT ON FUNCTION @extschema@.alter_queue(text, interval, integer, interval, interval, interval)
@@ -132,7 +134,7 @@ COMMENT ON FUNCTION @extschema@.alter_queue(text, interval, integer, interval, i
 
 CREATE FUNCTION @extschema@.drop_queue(name text, force boolean DEFAULT false)
 RETURNS bigint
-LANGUAGE c VOLATILE SECURITY DEFINER
+LANGUAGE c VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS 'MODULE_PATHNAME', 'cq_drop_queue';
 COMMENT ON FUNCTION @extschema@.drop_queue(text, boolean)
@@ -146,7 +148,7 @@ CREATE FUNCTION @extschema@.enqueue(
     max_attempts integer     DEFAULT NULL,
     dedup_key    text        DEFAULT NULL)
 RETURNS bigint
-LANGUAGE c VOLATILE SECURITY DEFINER
+LANGUAGE c VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS 'MODULE_PATHNAME', 'cq_enqueue';
 COMMENT ON FUNCTION @extschema@.enqueue(text, jsonb, timestamptz, integer, integer, text)
@@ -159,7 +161,7 @@ CREATE FUNCTION @extschema@.enqueue_batch(
     priority     integer     DEFAULT 0,
     max_attempts integer     DEFAULT NULL)
 RETURNS SETOF bigint
-LANGUAGE c VOLATILE SECURITY DEFINER ROWS 100
+LANGUAGE c VOLATILE SECURITY INVOKER ROWS 100
 SET search_path = pg_catalog, pg_temp
 AS 'MODULE_PATHNAME', 'cq_enqueue_batch';
 COMMENT ON FUNCTION @extschema@.enqueue_batch(text, jsonb[], timestamptz, integer, integer)
@@ -178,7 +180,7 @@ RETURNS TABLE (
     priority         integer,
     lease_expires_at timestamptz,
     enqueued_at      timestamptz)
-LANGUAGE c VOLATILE SECURITY DEFINER ROWS 1
+LANGUAGE c VOLATILE SECURITY INVOKER ROWS 1
 SET search_path = pg_catalog, pg_temp
 AS 'MODULE_PATHNAME', 'cq_dequeue';
 COMMENT ON FUNCTION @extschema@.dequeue(text, text, integer, interval)
@@ -186,7 +188,7 @@ COMMENT ON FUNCTION @extschema@.dequeue(text, text, integer, interval)
 
 CREATE FUNCTION @extschema@.complete(id bigint, attempt integer)
 RETURNS void
-LANGUAGE c VOLATILE SECURITY DEFINER
+LANGUAGE c VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS 'MODULE_PATHNAME', 'cq_complete';
 COMMENT ON FUNCTION @extschema@.complete(bigint, integer)
@@ -196,7 +198,7 @@ COMMENT ON FUNCTION @extschema@.complete(bigint, integer)
 -- untyped parameters (node-postgres, pgbench -M prepared) ambiguous.
 CREATE FUNCTION @extschema@.complete_batch(ids bigint[], attempts integer[])
 RETURNS void
-LANGUAGE c VOLATILE SECURITY DEFINER
+LANGUAGE c VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS 'MODULE_PATHNAME', 'cq_complete_many';
 COMMENT ON FUNCTION @extschema@.complete_batch(bigint[], integer[])
@@ -208,7 +210,7 @@ CREATE FUNCTION @extschema@.fail(
     error    text     DEFAULT NULL,
     retry_in interval DEFAULT NULL)
 RETURNS text
-LANGUAGE c VOLATILE SECURITY DEFINER
+LANGUAGE c VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS 'MODULE_PATHNAME', 'cq_fail';
 COMMENT ON FUNCTION @extschema@.fail(bigint, integer, text, interval)
@@ -216,7 +218,7 @@ COMMENT ON FUNCTION @extschema@.fail(bigint, integer, text, interval)
 
 CREATE FUNCTION @extschema@.heartbeat(id bigint, attempt integer, extend interval DEFAULT NULL)
 RETURNS timestamptz
-LANGUAGE c VOLATILE SECURITY DEFINER
+LANGUAGE c VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS 'MODULE_PATHNAME', 'cq_heartbeat';
 COMMENT ON FUNCTION @extschema@.heartbeat(bigint, integer, interval)
@@ -224,7 +226,7 @@ COMMENT ON FUNCTION @extschema@.heartbeat(bigint, integer, interval)
 
 CREATE FUNCTION @extschema@.retry(id bigint, run_at timestamptz DEFAULT NULL)
 RETURNS void
-LANGUAGE c VOLATILE SECURITY DEFINER
+LANGUAGE c VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS 'MODULE_PATHNAME', 'cq_retry';
 COMMENT ON FUNCTION @extschema@.retry(bigint, timestamptz)
@@ -232,7 +234,7 @@ COMMENT ON FUNCTION @extschema@.retry(bigint, timestamptz)
 
 CREATE FUNCTION @extschema@.cancel(id bigint)
 RETURNS void
-LANGUAGE c VOLATILE SECURITY DEFINER
+LANGUAGE c VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS 'MODULE_PATHNAME', 'cq_cancel';
 COMMENT ON FUNCTION @extschema@.cancel(bigint)
@@ -240,11 +242,33 @@ COMMENT ON FUNCTION @extschema@.cancel(bigint)
 
 CREATE FUNCTION @extschema@.reap(queue text DEFAULT NULL)
 RETURNS bigint
-LANGUAGE c VOLATILE SECURITY DEFINER
+LANGUAGE c VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS 'MODULE_PATHNAME', 'cq_reap';
 COMMENT ON FUNCTION @extschema@.reap(text)
     IS 'one pass by hand: running jobs whose lease expired go back to ready (with backoff) or to failed; returns how many';
+
+-- Per-queue privileges: produce (enqueue), consume (dequeue, complete, fail,
+-- heartbeat) and manage (alter, drop, retry, cancel, reap, purge, grants).
+-- Grantee 0 ('-') is PUBLIC. Members of claimqueue_admin, superusers and the
+-- extension's owner need no grant.
+CREATE TABLE claimqueue.queue_grants (
+    queue_id  integer NOT NULL
+              REFERENCES claimqueue.queues ON DELETE CASCADE ON UPDATE CASCADE,
+    grantee   regrole NOT NULL,
+    privilege text NOT NULL CHECK (privilege IN ('produce', 'consume', 'manage')),
+    PRIMARY KEY (queue_id, grantee, privilege)
+);
+COMMENT ON TABLE claimqueue.queue_grants IS 'who may produce into, consume from or manage each queue (grantee 0: PUBLIC)';
+SELECT pg_catalog.pg_extension_config_dump('claimqueue.queue_grants', '');
+
+-- The queues the caller holds any privilege on (all for an administrator):
+-- the views show only these. Callable by everyone: it tells a role only
+-- about its own access.
+CREATE FUNCTION claimqueue.visible_queues() RETURNS SETOF integer
+    LANGUAGE c STABLE ROWS 10
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'cq_visible_queues';
 
 -- Plain reads, never SKIP LOCKED: a locked row is still counted.
 CREATE VIEW @extschema@.queue_stats AS
@@ -261,21 +285,24 @@ SELECT q.name AS queue,
            AS expired_leases
 FROM claimqueue.queues q
 LEFT JOIN claimqueue.jobs j ON j.queue_id = q.queue_id
+WHERE q.queue_id IN (SELECT claimqueue.visible_queues())
 GROUP BY q.queue_id, q.name;
-COMMENT ON VIEW @extschema@.queue_stats IS 'per-queue job counts by state, read without SKIP LOCKED';
+COMMENT ON VIEW @extschema@.queue_stats IS 'per-queue job counts by state, read without SKIP LOCKED; only queues the caller holds a privilege on';
 
 CREATE VIEW @extschema@.queue_jobs AS
 SELECT j.id, q.name AS queue, j.state, j.priority, j.attempt, j.max_attempts,
        j.run_at, j.created_at, j.started_at, j.finished_at, j.lease_expires_at,
        j.worker, j.dedup_key, j.last_error, j.payload
 FROM claimqueue.jobs j
-JOIN claimqueue.queues q ON q.queue_id = j.queue_id;
-COMMENT ON VIEW @extschema@.queue_jobs IS 'every job with its queue name, timestamps, worker and last error';
+JOIN claimqueue.queues q ON q.queue_id = j.queue_id
+WHERE q.queue_id IN (SELECT claimqueue.visible_queues());
+COMMENT ON VIEW @extschema@.queue_jobs IS 'every job with its queue name, timestamps, worker and last error; only queues the caller holds a privilege on';
 
 CREATE VIEW @extschema@.queue_settings AS
 SELECT name AS queue, lease, max_attempts, backoff_base, backoff_cap, retention, created_at
-FROM claimqueue.queues;
-COMMENT ON VIEW @extschema@.queue_settings IS 'each queue''s defaults';
+FROM claimqueue.queues
+WHERE queue_id IN (SELECT claimqueue.visible_queues());
+COMMENT ON VIEW @extschema@.queue_settings IS 'each queue''s defaults; only queues the caller holds a privilege on';
 
 -- Development aid for tests: the plan of the claim statement dequeue() runs.
 CREATE FUNCTION claimqueue.explain_claim(queue text, batch integer DEFAULT 1)
@@ -318,7 +345,7 @@ CREATE INDEX jobs_finished_idx ON claimqueue.jobs (queue_id, finished_at)
 
 CREATE FUNCTION @extschema@.purge(queue text DEFAULT NULL)
 RETURNS bigint
-LANGUAGE c VOLATILE SECURITY DEFINER
+LANGUAGE c VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS 'MODULE_PATHNAME', 'cq_purge';
 COMMENT ON FUNCTION @extschema@.purge(text)
@@ -673,3 +700,85 @@ REVOKE ALL ON FUNCTION
 FROM PUBLIC;
 REVOKE ALL ON @extschema@.advisory_locks FROM PUBLIC;
 -- End of advisory-lock namespaces (issue 4)
+
+-- ---------------------------------------------------------------------------
+-- Roles and queue privileges (0.2.0). Three NOLOGIN roles, created unless
+-- they exist (roles belong to the cluster: DROP EXTENSION leaves them, and
+-- pg_dump does not dump them; pg_dumpall does):
+--   claimqueue_producer  EXECUTE on enqueue, enqueue_batch
+--   claimqueue_consumer  EXECUTE on dequeue, complete, complete_batch, fail, heartbeat
+--   claimqueue_admin     EXECUTE on everything; every queue without a grant
+-- and per-queue grants (grant_queue) on top: a producer or consumer acts
+-- only on the queues it holds the privilege for.
+-- ---------------------------------------------------------------------------
+DO $roles$
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = 'claimqueue_producer') THEN
+        CREATE ROLE claimqueue_producer NOLOGIN;
+    END IF;
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = 'claimqueue_consumer') THEN
+        CREATE ROLE claimqueue_consumer NOLOGIN;
+    END IF;
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = 'claimqueue_admin') THEN
+        CREATE ROLE claimqueue_admin NOLOGIN;
+    END IF;
+END
+$roles$;
+
+CREATE FUNCTION @extschema@.grant_queue(queue text, privilege text, role text)
+RETURNS boolean
+LANGUAGE c VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'cq_grant_queue';
+COMMENT ON FUNCTION @extschema@.grant_queue(text, text, text)
+    IS 'let role (or public) produce into, consume from or manage queue; true if the grant is new';
+
+CREATE FUNCTION @extschema@.revoke_queue(queue text, privilege text, role text)
+RETURNS boolean
+LANGUAGE c VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'cq_revoke_queue';
+COMMENT ON FUNCTION @extschema@.revoke_queue(text, text, text)
+    IS 'take back a grant_queue() grant; true if it existed';
+
+CREATE VIEW @extschema@.queue_privileges AS
+SELECT q.name AS queue, g.privilege,
+       CASE WHEN g.grantee::pg_catalog.oid = 0 THEN 'PUBLIC' ELSE g.grantee::pg_catalog.text END AS grantee
+FROM claimqueue.queue_grants g
+JOIN claimqueue.queues q ON q.queue_id = g.queue_id
+WHERE q.queue_id IN (SELECT claimqueue.visible_queues());
+COMMENT ON VIEW @extschema@.queue_privileges
+    IS 'per-queue grants, for the queues the caller holds a privilege on';
+
+REVOKE ALL ON FUNCTION
+    @extschema@.grant_queue(text, text, text),
+    @extschema@.revoke_queue(text, text, text)
+FROM PUBLIC;
+REVOKE ALL ON @extschema@.queue_privileges FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION claimqueue.visible_queues() TO PUBLIC;
+
+GRANT EXECUTE ON FUNCTION
+    @extschema@.enqueue(text, jsonb, timestamptz, integer, integer, text),
+    @extschema@.enqueue_batch(text, jsonb[], timestamptz, integer, integer)
+TO claimqueue_producer, claimqueue_admin;
+GRANT EXECUTE ON FUNCTION
+    @extschema@.dequeue(text, text, integer, interval),
+    @extschema@.complete(bigint, integer),
+    @extschema@.complete_batch(bigint[], integer[]),
+    @extschema@.fail(bigint, integer, text, interval),
+    @extschema@.heartbeat(bigint, integer, interval)
+TO claimqueue_consumer, claimqueue_admin;
+GRANT EXECUTE ON FUNCTION
+    @extschema@.create_queue(text, interval, integer, interval, interval, interval, boolean),
+    @extschema@.alter_queue(text, interval, integer, interval, interval, interval),
+    @extschema@.drop_queue(text, boolean),
+    @extschema@.retry(bigint, timestamptz),
+    @extschema@.cancel(bigint),
+    @extschema@.reap(text),
+    @extschema@.purge(text),
+    @extschema@.grant_queue(text, text, text),
+    @extschema@.revoke_queue(text, text, text)
+TO claimqueue_admin;
+GRANT SELECT ON @extschema@.queue_stats, @extschema@.queue_jobs, @extschema@.queue_settings,
+    @extschema@.queue_privileges, @extschema@.reaper_stats
+TO claimqueue_producer, claimqueue_consumer, claimqueue_admin;

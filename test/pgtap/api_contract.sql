@@ -31,7 +31,7 @@ FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extna
 WHERE e.extname = 'pgtap' \gset
 SET LOCAL search_path = :"cq", :"tap", public;
 
-SELECT plan(243);
+SELECT plan(272);
 
 -- ---------------------------------------------------------------------------
 -- The API: one row per SQL function, with the contract it must keep.
@@ -81,13 +81,17 @@ INSERT INTO api VALUES
  (13, 'complete_batch', '{bigint[],integer[]}', 'void',
      'ids bigint[], attempts integer[]'),
  (14, 'purge', '{text}', 'bigint',
-     'queue text DEFAULT NULL::text');
+     'queue text DEFAULT NULL::text'),
+ (15, 'grant_queue', '{text,text,text}', 'boolean',
+     'queue text, privilege text, role text'),
+ (16, 'revoke_queue', '{text,text,text}', 'boolean',
+     'queue text, privilege text, role text');
 
 -- Helpers that are not part of the client API (schema claimqueue).
 CREATE TEMP TABLE helpers (ord int PRIMARY KEY, fn name NOT NULL, args name[] NOT NULL);
 INSERT INTO helpers VALUES (1, 'check_preload', '{}'), (2, 'explain_claim', '{text,integer}'),
                            (3, 'merge_default_queue', '{}'), (4, 'reaper_status', '{}'),
-                           (5, 'start_reaper', '{}');
+                           (5, 'start_reaper', '{}'), (6, 'visible_queues', '{}');
 
 -- The advisory-lock namespace functions; their contract is test/pgtap/lock_namespaces.sql.
 SELECT '{"lock_namespace(text,text)","register_lock_key(text,text)","lock_key_id(text,text)",'
@@ -107,7 +111,7 @@ SELECT '{"lock_namespace(text,text)","register_lock_key(text,text)","lock_key_id
 CREATE ROLE claimqueue_tap_nobody NOLOGIN;
 CREATE ROLE claimqueue_tap_worker NOLOGIN;
 
--- 14 x 10 per-function assertions -------------------------------------------
+-- 16 x 10 per-function assertions -------------------------------------------
 SELECT has_function(:'cq', fn, args) FROM api ORDER BY ord;
 SELECT function_returns(:'cq', fn, args, returns) FROM api ORDER BY ord;
 SELECT is(pg_catalog.pg_get_function_arguments(
@@ -115,7 +119,9 @@ SELECT is(pg_catalog.pg_get_function_arguments(
           arglist,
           format('%s() has the documented argument names and defaults', fn))
 FROM api ORDER BY ord;
-SELECT is_definer(:'cq', fn, args) FROM api ORDER BY ord;
+-- SECURITY INVOKER: each function checks the caller's queue privileges, then
+-- runs as the extension's owner (src/api/access.hpp).
+SELECT isnt_definer(:'cq', fn, args) FROM api ORDER BY ord;
 SELECT volatility_is(:'cq', fn, args, 'volatile') FROM api ORDER BY ord;
 SELECT function_lang_is(:'cq', fn, args, 'c') FROM api ORDER BY ord;
 -- Not STRICT: a NULL argument must raise 22004, not silently return NULL.
@@ -140,7 +146,7 @@ SELECT is(pg_catalog.pg_get_function_result(
           'lease_expires_at timestamp with time zone, enqueued_at timestamp with time zone)',
           'dequeue() returns TABLE(id, payload, attempt, max_attempts, priority, lease_expires_at, enqueued_at)');
 
--- Helpers: 5 x 4 -------------------------------------------------------------
+-- Helpers: 6 x 4 -------------------------------------------------------------
 SELECT has_function('claimqueue', fn, args) FROM helpers ORDER BY ord;
 SELECT isnt_definer('claimqueue', fn, args) FROM helpers ORDER BY ord;
 -- explain_claim() also sets plan_cache_mode, to show dequeue()'s generic plan.
@@ -152,7 +158,10 @@ SELECT is((SELECT p.proconfig[1] FROM pg_catalog.pg_proc p
 FROM helpers ORDER BY ord;
 SELECT function_privs_are('claimqueue', fn, args, 'public', '{}'::name[],
                           format('EXECUTE on claimqueue.%s() is not granted to PUBLIC', fn))
-FROM helpers ORDER BY ord;
+FROM helpers WHERE fn <> 'visible_queues' ORDER BY ord;
+-- The views call it for whoever reads them; it tells a role only about itself.
+SELECT function_privs_are('claimqueue', 'visible_queues', '{}'::name[], 'public', ARRAY['EXECUTE'],
+                          'EXECUTE on claimqueue.visible_queues() is granted to PUBLIC');
 
 -- The extension owns exactly these functions, no more.
 SELECT set_eq(
@@ -165,7 +174,7 @@ SELECT set_eq(
              UNION ALL
              SELECT format('%%I.%%s', %L, f)::regprocedure::text FROM unnest(%L::text[]) AS f$$,
            :'cq', :'cq', :'lock_api'),
-    'the extension''s functions are exactly the 14 API functions, 5 helpers and the lock-namespace functions');
+    'the extension''s functions are exactly the 16 API functions, 6 helpers and the lock-namespace functions');
 
 -- ---------------------------------------------------------------------------
 -- Schema, tables and indexes
@@ -302,6 +311,13 @@ GRANT EXECUTE ON FUNCTION
     complete(bigint, integer)
 TO claimqueue_tap_worker;
 SELECT is(create_queue('tap_grants'), true, 'create_queue() of a new queue returns true');
+-- ... and may produce into and consume from queue tap_grants, no other.
+SELECT is(grant_queue('tap_grants', 'produce', 'claimqueue_tap_worker'), true,
+          'grant_queue() of a new grant returns true');
+SELECT is(grant_queue('tap_grants', 'consume', 'claimqueue_tap_worker'), true,
+          'grant_queue() of another privilege returns true');
+SELECT is(grant_queue('tap_grants', 'consume', 'claimqueue_tap_worker'), false,
+          'grant_queue() of an existing grant returns false');
 
 SELECT throws_ok($$SELECT claimqueue_tap.as_nobody('SELECT id FROM dequeue(''default'', ''w'')')$$,
                  '42501', NULL, 'a role without grants gets 42501 from dequeue()');
@@ -313,7 +329,7 @@ SELECT throws_ok($$SELECT claimqueue_tap.as_nobody('SELECT count(*) FROM claimqu
                  '42501', NULL, 'a role without grants cannot read claimqueue.jobs');
 SELECT throws_ok($$SELECT claimqueue_tap.as_nobody('SELECT count(*) FROM queue_stats')$$,
                  '42501', NULL, 'a role without grants cannot read queue_stats');
--- SECURITY DEFINER: EXECUTE alone is enough, no table privileges needed.
+-- EXECUTE and the queue's grants are enough, no table privileges needed.
 SELECT lives_ok($$SELECT claimqueue_tap.as_worker('SELECT enqueue(''tap_grants'', ''{"k": 1}'')')$$,
                 'a role granted EXECUTE can enqueue() without table privileges');
 SELECT is(claimqueue_tap.as_worker($$SELECT payload::text FROM dequeue('tap_grants', 'granted')$$),
@@ -323,6 +339,10 @@ SELECT throws_ok($$SELECT claimqueue_tap.as_worker('SELECT count(*) FROM claimqu
                  '42501', NULL, 'the granted role still cannot read claimqueue.jobs directly');
 SELECT throws_ok($$SELECT claimqueue_tap.as_worker('SELECT cancel(1)')$$,
                  '42501', NULL, 'the granted role gets 42501 from a function it was not granted');
+SELECT throws_ok($$SELECT claimqueue_tap.as_worker('SELECT enqueue(''default'')')$$,
+                 '42501', NULL, 'the granted role gets 42501 from enqueue() into a queue it was not granted');
+SELECT throws_ok($$SELECT claimqueue_tap.as_worker('SELECT id FROM dequeue(''default'', ''w'')')$$,
+                 '42501', NULL, 'the granted role gets 42501 from dequeue() of a queue it was not granted');
 
 -- ---------------------------------------------------------------------------
 -- Error paths and their SQLSTATEs

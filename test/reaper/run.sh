@@ -41,10 +41,13 @@ no_reaper()  { [ -z "$(sql -d postgres -c "SELECT pid FROM pg_stat_activity WHER
 server_up()  { sql -d postgres -c "SELECT 1" >/dev/null 2>&1; }
 
 # A claimed job with a lease of one second, never completed: prints its id.
+# Each in a queue of its own, so the claim takes this job and no other.
 abandoned_job() {
     local db=$1 max=${2:-5}
-    sql -d "$db" -c "SELECT enqueue('default', '{}', max_attempts => $max)" >/dev/null
-    sql -d "$db" -c "SELECT id FROM dequeue('default', 'doomed-worker', lease => '1 second')"
+    local queue="abandoned_$(date +%s%N)"
+    sql -d "$db" -c "SELECT create_queue('$queue')" >/dev/null
+    sql -d "$db" -c "SELECT enqueue('$queue', '{}', max_attempts => $max)" >/dev/null
+    sql -d "$db" -c "SELECT id FROM dequeue('$queue', 'doomed-worker', lease => '1 second')"
 }
 
 echo "# log: $log"

@@ -17,7 +17,8 @@ END $$;
 -- A digest of everything claimqueue stores: equal before and after = nothing changed.
 CREATE FUNCTION pg_temp.fingerprint() RETURNS text LANGUAGE sql AS $$
     SELECT md5(coalesce((SELECT string_agg(q::text, ',' ORDER BY q.queue_id) FROM claimqueue.queues q), '')
-            || '|' || coalesce((SELECT string_agg(j::text, ',' ORDER BY j.id) FROM claimqueue.jobs j), ''))
+            || '|' || coalesce((SELECT string_agg(j::text, ',' ORDER BY j.id) FROM claimqueue.jobs j), '')
+            || '|' || coalesce((SELECT string_agg(g::text, ',' ORDER BY g::text) FROM claimqueue.queue_grants g), ''))
 $$;
 
 -- Jobs without volatile timestamps, for stable expected output.

@@ -1,0 +1,110 @@
+\i test/regress/setup.sql
+-- Roles and per-queue privileges. The three roles come with the extension:
+-- claimqueue_producer (EXECUTE on enqueue*), claimqueue_consumer (dequeue,
+-- complete*, fail, heartbeat) and claimqueue_admin (everything, every queue).
+-- On top, grant_queue() says which queues a role may produce into, consume
+-- from or manage; without a grant a role gets 42501 and nothing changes.
+SELECT rolname, rolcanlogin FROM pg_roles WHERE rolname LIKE 'claimqueue\_%' ORDER BY rolname;
+SET client_min_messages = warning;
+DROP ROLE IF EXISTS regress_cq_worker_a, regress_cq_producer_a, regress_cq_outsider,
+                    regress_cq_admin, regress_cq_gone;
+RESET client_min_messages;
+CREATE ROLE regress_cq_worker_a IN ROLE claimqueue_consumer;
+CREATE ROLE regress_cq_producer_a IN ROLE claimqueue_producer;
+CREATE ROLE regress_cq_outsider IN ROLE claimqueue_consumer, claimqueue_producer;
+CREATE ROLE regress_cq_admin IN ROLE claimqueue_admin;
+CREATE ROLE regress_cq_gone;
+SELECT create_queue('a'), create_queue('b');
+SELECT grant_queue('a', 'consume', 'regress_cq_worker_a'),
+       grant_queue('a', 'produce', 'regress_cq_producer_a'),
+       grant_queue('a', 'consume', 'regress_cq_gone');
+-- A grantee that is dropped later leaves a row that grants nothing.
+DROP ROLE regress_cq_gone;
+SELECT enqueue('a', '{"q": "a"}'), enqueue('b', '{"q": "b"}');
+SELECT id, attempt FROM dequeue('b', 'admin-worker');
+SELECT queue, privilege, grantee ~ '^[0-9]+$' AS dropped_role,
+       CASE WHEN grantee ~ '^[0-9]+$' THEN '(dropped)' ELSE grantee END AS grantee
+FROM queue_privileges ORDER BY 1, 2, 4;
+SELECT pg_temp.fingerprint() AS before \gset
+
+-- A consumer of queue a: claims and completes there, nowhere else.
+SET ROLE regress_cq_worker_a;
+SELECT id, attempt FROM dequeue('a', 'wa');
+SELECT pg_temp.err($$SELECT * FROM dequeue('b', 'wa')$$);
+SELECT pg_temp.err($$SELECT complete(2, 1)$$);
+SELECT pg_temp.err($$SELECT fail(2, 1, 'not mine')$$);
+SELECT pg_temp.err($$SELECT heartbeat(2, 1)$$);
+SELECT pg_temp.err($$SELECT complete_batch(ARRAY[1, 2]::bigint[], ARRAY[1, 1])$$);
+SELECT pg_temp.err($$SELECT enqueue('a')$$);
+-- It sees queue a only.
+SELECT queue, ready, running FROM queue_stats ORDER BY queue;
+SELECT id, queue, state FROM queue_jobs ORDER BY id;
+SELECT queue FROM queue_settings ORDER BY queue;
+SELECT complete(1, 1);
+RESET ROLE;
+SELECT id, state, attempt FROM pg_temp.jobs;
+
+-- A producer of queue a.
+SET ROLE regress_cq_producer_a;
+SELECT enqueue('a', '{"by": "producer"}');
+SELECT pg_temp.err($$SELECT enqueue('b')$$);
+SELECT pg_temp.err($$SELECT * FROM enqueue_batch('b', ARRAY['{}'::jsonb])$$);
+SELECT pg_temp.err($$SELECT * FROM dequeue('a', 'p')$$);
+RESET ROLE;
+
+-- A role with the function roles but no queue grant gets nothing, sees nothing.
+SET ROLE regress_cq_outsider;
+SELECT pg_temp.err($$SELECT * FROM dequeue('a', 'o')$$);
+SELECT pg_temp.err($$SELECT enqueue('a')$$);
+SELECT pg_temp.err($$SELECT cancel(3)$$);
+SELECT count(*) AS queues_seen FROM queue_stats;
+RESET ROLE;
+SELECT id, state FROM pg_temp.jobs;
+
+-- PUBLIC: a grant to everyone, and its revocation.
+SELECT grant_queue('b', 'produce', 'PUBLIC');
+SET ROLE regress_cq_outsider;
+SELECT enqueue('b', '{"by": "outsider"}');
+RESET ROLE;
+SELECT revoke_queue('b', 'produce', 'public'), revoke_queue('b', 'produce', 'public');
+SET ROLE regress_cq_outsider;
+SELECT pg_temp.err($$SELECT enqueue('b')$$);
+RESET ROLE;
+
+-- An administrator needs no grant: every queue, every function.
+SET ROLE regress_cq_admin;
+SELECT create_queue('c');
+SELECT queue FROM queue_settings ORDER BY queue;
+SELECT cancel(2);
+SELECT retry(2);
+SELECT reap(), purge();
+SELECT grant_queue('c', 'manage', 'regress_cq_worker_a');
+RESET ROLE;
+
+-- A manager of queue c who is not an administrator: given EXECUTE on cancel(),
+-- it cancels in c, not in b.
+GRANT EXECUTE ON FUNCTION cancel(bigint) TO regress_cq_worker_a;
+SELECT enqueue('c') AS c_job \gset
+SET ROLE regress_cq_worker_a;
+SELECT cancel(:c_job);
+SELECT pg_temp.err($$SELECT cancel(2)$$);
+RESET ROLE;
+REVOKE EXECUTE ON FUNCTION cancel(bigint) FROM regress_cq_worker_a;
+
+-- Bad input to grant_queue and revoke_queue changes nothing.
+SELECT pg_temp.fingerprint() AS before \gset
+SELECT pg_temp.err($$SELECT grant_queue('a', 'fly', 'regress_cq_worker_a')$$);
+SELECT pg_temp.err($$SELECT grant_queue('a', 'consume', 'regress_cq_nobody')$$);
+SELECT pg_temp.err($$SELECT grant_queue('nope', 'consume', 'public')$$);
+SELECT pg_temp.err($$SELECT grant_queue('a', NULL, 'public')$$);
+SELECT pg_temp.err($$SELECT revoke_queue('a', 'consume', NULL)$$);
+SET ROLE regress_cq_worker_a;
+SELECT pg_temp.err($$SELECT grant_queue('a', 'manage', 'regress_cq_worker_a')$$);
+RESET ROLE;
+SELECT pg_temp.fingerprint() = :'before' AS unchanged;
+
+-- Dropping a queue drops its grants.
+SELECT drop_queue('a', force => true);
+SELECT queue, privilege FROM queue_privileges ORDER BY 1, 2;
+
+DROP ROLE regress_cq_worker_a, regress_cq_producer_a, regress_cq_outsider, regress_cq_admin;

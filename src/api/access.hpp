@@ -1,0 +1,62 @@
+// Who may do what to which queue. The queue API functions are SECURITY
+// INVOKER C functions that check the caller here, then run as the extension's
+// owner (who owns the tables) for the rest of the call: a SECURITY DEFINER
+// function could not tell who called it. Declared with CQ_QUEUE_FUNCTION.
+#pragma once
+
+#include "firewall.hpp"
+
+namespace claimqueue {
+
+// Per-queue privileges (table claimqueue.queue_grants).
+enum class QueuePrivilege { kProduce, kConsume, kManage };
+
+const char *QueuePrivilegeName(QueuePrivilege privilege);
+
+// The role that called the running queue API function. Valid between
+// EnterAsOwner and LeaveAsOwner.
+struct Caller {
+    Oid user;           // the calling role
+    bool admin;         // superuser, the extension's owner or a member of claimqueue_admin
+    Oid saved_user;     // what LeaveAsOwner restores
+    int saved_context;
+};
+
+// Records the caller and switches to the owner of the function being called
+// (the extension's owner). An error needs no LeaveAsOwner: (sub)transaction
+// abort restores the user.
+void EnterAsOwner(FunctionCallInfo fcinfo, Caller *caller);
+void LeaveAsOwner(const Caller *caller);
+
+// The caller of the queue API function running now.
+const Caller *CurrentCaller();
+
+// Raises 42501 unless the caller may do `privilege` on `queue`. A queue that
+// does not exist passes (the action then reports QC001).
+void RequireQueuePrivilege(text *queue, QueuePrivilege privilege, const char *action);
+
+// The same for the queue of job `id` (a job that does not exist passes: the
+// action reports QC002).
+void RequireJobPrivilege(int64 id, QueuePrivilege privilege, const char *action);
+
+// The same for the queues of the jobs `ids` (n of them), in one lookup.
+void RequireJobsPrivilege(int n, const int64 *ids, QueuePrivilege privilege, const char *action);
+
+// Raises 42501 unless the caller is an administrator (claimqueue_admin).
+void RequireAdmin(const char *action);
+
+}  // namespace claimqueue
+
+// Declares a queue API function: the body runs as the extension's owner, with
+// CurrentCaller() telling who called it.
+#define CQ_QUEUE_FUNCTION(name)                                                \
+    static Datum name##_as_owner(PG_FUNCTION_ARGS);                            \
+    CQ_FUNCTION(name)                                                          \
+    {                                                                          \
+        ::claimqueue::Caller caller;                                           \
+        ::claimqueue::EnterAsOwner(fcinfo, &caller);                           \
+        Datum result = name##_as_owner(fcinfo);                                \
+        ::claimqueue::LeaveAsOwner(&caller);                                   \
+        return result;                                                         \
+    }                                                                          \
+    static Datum name##_as_owner(PG_FUNCTION_ARGS)

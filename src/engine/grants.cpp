@@ -1,0 +1,68 @@
+// Per-queue grants (see grants.hpp).
+#include "engine/grants.hpp"
+
+#include "engine/queues.hpp"
+#include "engine/statement.hpp"
+
+namespace claimqueue {
+namespace {
+
+Statement kGrant = {
+    "INSERT INTO claimqueue.queue_grants (queue_id, grantee, privilege)"
+    " SELECT queue_id, $2::pg_catalog.oid::pg_catalog.regrole, $3 FROM claimqueue.queues"
+    " WHERE name = $1 ON CONFLICT DO NOTHING",
+    3, {TEXTOID, OIDOID, TEXTOID}, nullptr};
+
+Statement kRevoke = {
+    "DELETE FROM claimqueue.queue_grants g USING claimqueue.queues q"
+    " WHERE q.queue_id = g.queue_id AND q.name = $1"
+    "   AND g.grantee = $2::pg_catalog.oid::pg_catalog.regrole AND g.privilege = $3",
+    3, {TEXTOID, OIDOID, TEXTOID}, nullptr};
+
+Statement kVisible = {
+    "SELECT q.queue_id FROM claimqueue.queues q"
+    " WHERE $1 OR EXISTS (SELECT 1 FROM claimqueue.queue_grants g WHERE g.queue_id = q.queue_id"
+    "   AND CASE WHEN g.grantee::pg_catalog.oid = 0 THEN true"
+    "            WHEN NOT EXISTS (SELECT 1 FROM pg_catalog.pg_authid a"
+    "                             WHERE a.oid = g.grantee::pg_catalog.oid) THEN false"
+    "            ELSE pg_catalog.pg_has_role($2, g.grantee::pg_catalog.oid, 'USAGE') END)"
+    " ORDER BY q.queue_id",
+    2, {BOOLOID, OIDOID}, nullptr};
+
+bool Change(Statement *stmt, text *queue, const char *privilege, Oid role)
+{
+    ConnectSpi();
+    RequireQueueExists(queue);
+    Datum args[3] = {PointerGetDatum(queue), ObjectIdGetDatum(role),
+                     CStringGetTextDatum(privilege)};
+    bool changed = Execute(stmt, args, nullptr) > 0;
+    FinishSpi();
+    return changed;
+}
+
+}  // namespace
+
+bool GrantQueue(text *queue, const char *privilege, Oid role)
+{
+    return Change(&kGrant, queue, privilege, role);
+}
+
+bool RevokeQueue(text *queue, const char *privilege, Oid role)
+{
+    return Change(&kRevoke, queue, privilege, role);
+}
+
+void VisibleQueues(Oid user, bool all, Tuplestorestate *out, TupleDesc out_desc)
+{
+    ConnectSpi();
+    Datum args[2] = {BoolGetDatum(all), ObjectIdGetDatum(user)};
+    uint64 n = Execute(&kVisible, args, nullptr);
+    for (uint64 i = 0; i < n; i++) {
+        bool isnull;
+        Datum id = ResultValue(i, 1, &isnull);
+        tuplestore_putvalues(out, out_desc, &id, &isnull);
+    }
+    FinishSpi();
+}
+
+}  // namespace claimqueue
