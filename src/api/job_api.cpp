@@ -11,7 +11,6 @@ extern "C" {
 #include "api/args.hpp"
 #include "core/rules.hpp"
 #include "engine/claim.hpp"
-#include "engine/maintenance.hpp"
 #include "engine/clock.hpp"
 #include "engine/enqueue.hpp"
 
@@ -245,20 +244,6 @@ CQ_QUEUE_FUNCTION(cq_cancel)
     RequireJobPrivilege(id, QueuePrivilege::kManage, "cancel()");
     CancelJob(id);
     PG_RETURN_VOID();
-}
-
-// reap(queue) -> jobs whose expired lease was returned
-CQ_QUEUE_FUNCTION(cq_reap)
-{
-    text *queue = nullptr;
-    if (!PG_ARGISNULL(0))
-        queue = QueueNameArg(fcinfo, 0);
-    RequireReadCommitted("reap()");
-    if (queue)
-        RequireQueuePrivilege(queue, QueuePrivilege::kManage, "reap()");
-    else
-        RequireAdmin("reap every queue");
-    PG_RETURN_INT64(ReapExpired(queue));
 }
 
 // claimqueue.explain_claim(queue, batch): the plan dequeue() uses (for tests)

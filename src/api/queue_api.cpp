@@ -107,24 +107,28 @@ Oid RoleArg(FunctionCallInfo fcinfo, int n)
 
 }  // namespace
 
-// grant_queue(queue, privilege, role) -> true if the grant is new
-CQ_QUEUE_FUNCTION(cq_grant_queue)
+// grant_queue(queue, privilege, role) / revoke_queue(...): the arguments checked,
+// then `change` (GrantQueue or RevokeQueue) for a caller who manages the queue.
+static Datum ChangeGrant(FunctionCallInfo fcinfo, bool (*change)(text *, const char *, Oid),
+                  const char *function)
 {
     text *queue = QueueNameArg(fcinfo, 0);
     const char *privilege = PrivilegeArg(fcinfo, 1);
     Oid role = RoleArg(fcinfo, 2);
-    RequireQueuePrivilege(queue, QueuePrivilege::kManage, "grant_queue()");
-    PG_RETURN_BOOL(GrantQueue(queue, privilege, role));
+    RequireQueuePrivilege(queue, QueuePrivilege::kManage, function);
+    PG_RETURN_BOOL(change(queue, privilege, role));
+}
+
+// grant_queue(queue, privilege, role) -> true if the grant is new
+CQ_QUEUE_FUNCTION(cq_grant_queue)
+{
+    return ChangeGrant(fcinfo, GrantQueue, "grant_queue()");
 }
 
 // revoke_queue(queue, privilege, role) -> true if the grant existed
 CQ_QUEUE_FUNCTION(cq_revoke_queue)
 {
-    text *queue = QueueNameArg(fcinfo, 0);
-    const char *privilege = PrivilegeArg(fcinfo, 1);
-    Oid role = RoleArg(fcinfo, 2);
-    RequireQueuePrivilege(queue, QueuePrivilege::kManage, "revoke_queue()");
-    PG_RETURN_BOOL(RevokeQueue(queue, privilege, role));
+    return ChangeGrant(fcinfo, RevokeQueue, "revoke_queue()");
 }
 
 // claimqueue.visible_queues(): the queues the caller holds any privilege on

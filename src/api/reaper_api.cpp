@@ -1,6 +1,6 @@
-// SQL API, background maintenance: purge(), claimqueue.reaper_status() (behind
-// the reaper_stats view) and claimqueue.start_reaper() (install scripts).
-// reap() is in job_api.cpp with the other transitions of running jobs.
+// SQL API, background maintenance: reap() and purge() (the reaper's passes by
+// hand), claimqueue.reaper_status() (behind the reaper_stats view) and
+// claimqueue.start_reaper() (install scripts).
 #include "firewall.hpp"
 
 extern "C" {
@@ -18,18 +18,33 @@ extern "C" {
 
 using namespace claimqueue;
 
+namespace {
+
+// The queue argument of reap() and purge(), checked: a queue the caller
+// manages, or NULL (every queue) for an administrator.
+text *MaintenanceTarget(FunctionCallInfo fcinfo, const char *function)
+{
+    text *queue = PG_ARGISNULL(0) ? nullptr : QueueNameArg(fcinfo, 0);
+    RequireReadCommitted(function);
+    if (queue)
+        RequireQueuePrivilege(queue, QueuePrivilege::kManage, function);
+    else
+        RequireAdmin(psprintf("run %s on every queue", function));
+    return queue;
+}
+
+}  // namespace
+
+// reap(queue) -> jobs whose expired lease was returned
+CQ_QUEUE_FUNCTION(cq_reap)
+{
+    PG_RETURN_INT64(ReapExpired(MaintenanceTarget(fcinfo, "reap()")));
+}
+
 // purge(queue) -> finished jobs deleted because their queue's retention passed
 CQ_QUEUE_FUNCTION(cq_purge)
 {
-    text *queue = nullptr;
-    if (!PG_ARGISNULL(0))
-        queue = QueueNameArg(fcinfo, 0);
-    RequireReadCommitted("purge()");
-    if (queue)
-        RequireQueuePrivilege(queue, QueuePrivilege::kManage, "purge()");
-    else
-        RequireAdmin("purge every queue");
-    PG_RETURN_INT64(PurgeFinished(queue));
+    PG_RETURN_INT64(PurgeFinished(MaintenanceTarget(fcinfo, "purge()")));
 }
 
 // claimqueue.start_reaper(): once this transaction commits, the launcher

@@ -107,37 +107,36 @@ int64 PurgeFinishedBatch(text *queue, int limit)
     return total;
 }
 
-int64 ReapExpired(text *queue)
+namespace {
+
+// Batches of `batch` until one comes back short, in the caller's transaction;
+// a LOG line names what was done.
+int64 RunAllBatches(int64 (*batch)(text *, int), text *queue, const char *done)
 {
     ConnectSpi();  // the batches nest their own SPI connections inside this one
     if (queue)
         RequireQueueExists(queue);
     int64 total = 0;
     for (int64 n = kSqlFunctionBatch; n == kSqlFunctionBatch;) {
-        n = ReapExpiredBatch(queue, kSqlFunctionBatch);
+        n = batch(queue, kSqlFunctionBatch);
         total += n;
     }
     FinishSpi();
     if (total > 0)
-        ereport(LOG, (errmsg("claimqueue: reaped %lld expired leases", (long long) total)));
+        ereport(LOG, (errmsg("claimqueue: %s %lld jobs", done, (long long) total)));
     return total;
+}
+
+}  // namespace
+
+int64 ReapExpired(text *queue)
+{
+    return RunAllBatches(ReapExpiredBatch, queue, "returned the expired leases of");
 }
 
 int64 PurgeFinished(text *queue)
 {
-    ConnectSpi();  // the batches nest their own SPI connections inside this one
-    if (queue)
-        RequireQueueExists(queue);
-    int64 total = 0;
-    for (int64 n = kSqlFunctionBatch; n == kSqlFunctionBatch;) {
-        n = PurgeFinishedBatch(queue, kSqlFunctionBatch);
-        total += n;
-    }
-    FinishSpi();
-    if (total > 0)
-        ereport(LOG, (errmsg("claimqueue: purged %lld finished jobs past retention",
-                             (long long) total)));
-    return total;
+    return RunAllBatches(PurgeFinishedBatch, queue, "purged past their retention");
 }
 
 }  // namespace claimqueue
