@@ -29,3 +29,17 @@ SELECT complete(4, 1);
 \echo '== Jobs and stats'
 SELECT id, state, attempt, worker, last_error, payload->>'to' AS "to" FROM queue_jobs ORDER BY id;
 SELECT queue, ready, scheduled, running, done, failed FROM queue_stats WHERE queue = 'emails';
+
+\echo '== Worker w3 claims job 3 with a 1-second lease and dies without a word.'
+\echo '   The reaper (a background worker; no client, no pg_cron) returns the job:'
+SELECT id, attempt FROM dequeue('emails', 'w3', lease => '1 second');
+DO $$
+BEGIN
+    FOR i IN 1..100 LOOP   -- wait at most 10 s for the reaper
+        EXIT WHEN (SELECT state FROM claimqueue.jobs WHERE id = 3) = 'ready';
+        PERFORM pg_sleep(0.1);
+    END LOOP;
+END $$;
+SELECT id, state, attempt, last_error FROM queue_jobs WHERE id = 3;
+SELECT state, jobs_reaped, last_pass_at IS NOT NULL AS has_run FROM reaper_stats;
+SELECT backend_type, datname FROM pg_stat_activity WHERE backend_type LIKE 'claimqueue%' ORDER BY 1;
