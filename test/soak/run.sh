@@ -39,7 +39,8 @@ for ((from = 1; from <= jobs; from += 5000)); do
 done
 echo "soak: $jobs jobs enqueued, $workers workers, lease ${lease_ms} ms, immediate restart: $restart"
 
-PGDATABASE=$db node soak.mjs "$workers" "$lease_ms" >soak.out 2>&1 &
+# A hung driver must not hang the suite: 15 minutes at most.
+PGDATABASE=$db timeout 900 node soak.mjs "$workers" "$lease_ms" >soak.out 2>&1 &
 node_pid=$!
 if [ "$restart" = 1 ]; then
     until [ "$(q -d $db -c "SELECT count(*) FROM claimqueue.jobs WHERE state = 'done'" 2>/dev/null || echo 0)" -ge $((jobs / 3)) ]; do
