@@ -3,8 +3,11 @@
 
 extern "C" {
 #include "access/htup_details.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_proc.h"
+#include "commands/trigger.h"
 #include "utils/acl.h"
+#include "utils/inval.h"
 #include "utils/syscache.h"
 }
 
@@ -14,6 +17,76 @@ namespace claimqueue {
 namespace {
 
 const Caller *current_caller = nullptr;
+
+// Grants found, remembered so that a worker's every call does not look them up
+// again. Cleared by any invalidation of claimqueue.queue_grants (its trigger
+// sends one for every change, at commit for other sessions) and of role
+// memberships: a revoke takes effect in other sessions at their next
+// transaction. Only grants found are kept; a refusal is looked up each time.
+struct GrantSeen {
+    Oid user;
+    QueuePrivilege privilege;
+    int len;  // 0: unused
+    char queue[NAMEDATALEN];
+};
+constexpr int kGrantsSeen = 16;
+GrantSeen grants_seen[kGrantsSeen];
+int grants_seen_next = 0;
+bool grant_callbacks_registered = false;
+Oid grants_relid = InvalidOid;
+
+void ForgetGrants()
+{
+    for (GrantSeen &g : grants_seen)
+        g.len = 0;
+}
+
+void ForgetGrantsOnRelcache(Datum, Oid relid)
+{
+    if (!OidIsValid(relid) || relid == grants_relid)
+        ForgetGrants();
+}
+
+void ForgetGrantsOnSyscache(Datum, int, uint32)
+{
+    ForgetGrants();
+}
+
+bool GrantSeenBefore(Oid user, QueuePrivilege privilege, text *queue)
+{
+    int len = VARSIZE_ANY_EXHDR(queue);
+    for (const GrantSeen &g : grants_seen)
+        if (g.len == len && g.user == user && g.privilege == privilege &&
+            memcmp(g.queue, VARDATA_ANY(queue), len) == 0)
+            return true;
+    return false;
+}
+
+void RememberGrant(Oid user, QueuePrivilege privilege, text *queue)
+{
+    int len = VARSIZE_ANY_EXHDR(queue);
+    if (len >= NAMEDATALEN)
+        return;
+    if (!grant_callbacks_registered) {
+        CacheRegisterRelcacheCallback(ForgetGrantsOnRelcache, (Datum) 0);
+        CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, ForgetGrantsOnSyscache, (Datum) 0);
+        CacheRegisterSyscacheCallback(AUTHOID, ForgetGrantsOnSyscache, (Datum) 0);
+        grant_callbacks_registered = true;
+    }
+    // The table's oid changes when the extension is dropped and created again.
+    Oid schema = get_namespace_oid("claimqueue", true);
+    Oid relid = OidIsValid(schema) ? get_relname_relid("queue_grants", schema) : InvalidOid;
+    if (relid != grants_relid) {
+        ForgetGrants();
+        grants_relid = relid;
+    }
+    GrantSeen &g = grants_seen[grants_seen_next];
+    grants_seen_next = (grants_seen_next + 1) % kGrantsSeen;
+    g.user = user;
+    g.privilege = privilege;
+    memcpy(g.queue, VARDATA_ANY(queue), len);
+    g.len = len;
+}
 
 // A grant to the role, to a role it inherits from, or to PUBLIC (grantee 0).
 Statement kQueueGranted = {
@@ -106,11 +179,16 @@ void RequireQueuePrivilege(text *queue, QueuePrivilege privilege, const char *ac
         elog(ERROR, "claimqueue: privilege check outside a queue API function");
     if (current_caller->admin)
         return;
+    if (GrantSeenBefore(current_caller->user, privilege, queue))
+        return;
     Datum args[3] = {PointerGetDatum(queue), CStringGetTextDatum(QueuePrivilegeName(privilege)),
                      ObjectIdGetDatum(current_caller->user)};
     ConnectSpi();
-    if (Execute(&kQueueGranted, args, nullptr, 1) == 1 && !DatumGetBool(ResultValue(0, 1)))
-        ReportDenied(text_to_cstring(queue), privilege, action);
+    if (Execute(&kQueueGranted, args, nullptr, 1) == 1) {
+        if (!DatumGetBool(ResultValue(0, 1)))
+            ReportDenied(text_to_cstring(queue), privilege, action);
+        RememberGrant(current_caller->user, privilege, queue);
+    }
     FinishSpi();
 }
 
@@ -162,3 +240,18 @@ void RequireAdmin(const char *action)
 }
 
 }  // namespace claimqueue
+
+// claimqueue.queue_grants_changed(): statement trigger on queue_grants. Every
+// change (grant_queue, revoke_queue, a dropped queue's cascade, a restore, a
+// superuser's own DML) invalidates the table's relcache entry, which tells
+// every session to forget the grants it remembered.
+CQ_FUNCTION(cq_queue_grants_changed)
+{
+    if (!CALLED_AS_TRIGGER(fcinfo))
+        ereport(ERROR, (errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+                        errmsg("queue_grants_changed() must be called as a trigger")));
+    TriggerData *trigger = (TriggerData *) fcinfo->context;
+    CacheInvalidateRelcacheByRelid(RelationGetRelid(trigger->tg_relation));
+    return PointerGetDatum(nullptr);
+}
+

@@ -261,6 +261,16 @@ CREATE TABLE claimqueue.queue_grants (
 );
 COMMENT ON TABLE claimqueue.queue_grants IS 'who may produce into, consume from or manage each queue (grantee 0: PUBLIC)';
 SELECT pg_catalog.pg_extension_config_dump('claimqueue.queue_grants', '');
+-- Every change tells all sessions to forget the grants they remembered
+-- (src/api/access.cpp).
+CREATE FUNCTION claimqueue.queue_grants_changed() RETURNS trigger
+    LANGUAGE c
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'cq_queue_grants_changed';
+REVOKE ALL ON FUNCTION claimqueue.queue_grants_changed() FROM PUBLIC;
+CREATE TRIGGER queue_grants_changed
+    AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON claimqueue.queue_grants
+    FOR EACH STATEMENT EXECUTE FUNCTION claimqueue.queue_grants_changed();
 
 -- The queues the caller holds any privilege on (all for an administrator):
 -- the views show only these. Callable by everyone: it tells a role only

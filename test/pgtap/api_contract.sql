@@ -31,7 +31,7 @@ FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extna
 WHERE e.extname = 'pgtap' \gset
 SET LOCAL search_path = :"cq", :"tap", public;
 
-SELECT plan(272);
+SELECT plan(276);
 
 -- ---------------------------------------------------------------------------
 -- The API: one row per SQL function, with the contract it must keep.
@@ -91,7 +91,8 @@ INSERT INTO api VALUES
 CREATE TEMP TABLE helpers (ord int PRIMARY KEY, fn name NOT NULL, args name[] NOT NULL);
 INSERT INTO helpers VALUES (1, 'check_preload', '{}'), (2, 'explain_claim', '{text,integer}'),
                            (3, 'merge_default_queue', '{}'), (4, 'reaper_status', '{}'),
-                           (5, 'start_reaper', '{}'), (6, 'visible_queues', '{}');
+                           (5, 'start_reaper', '{}'), (6, 'visible_queues', '{}'),
+                           (7, 'queue_grants_changed', '{}');
 
 -- The advisory-lock namespace functions; their contract is test/pgtap/lock_namespaces.sql.
 SELECT '{"lock_namespace(text,text)","register_lock_key(text,text)","lock_key_id(text,text)",'
@@ -146,7 +147,7 @@ SELECT is(pg_catalog.pg_get_function_result(
           'lease_expires_at timestamp with time zone, enqueued_at timestamp with time zone)',
           'dequeue() returns TABLE(id, payload, attempt, max_attempts, priority, lease_expires_at, enqueued_at)');
 
--- Helpers: 6 x 4 -------------------------------------------------------------
+-- Helpers: 7 x 4 -------------------------------------------------------------
 SELECT has_function('claimqueue', fn, args) FROM helpers ORDER BY ord;
 SELECT isnt_definer('claimqueue', fn, args) FROM helpers ORDER BY ord;
 -- explain_claim() also sets plan_cache_mode, to show dequeue()'s generic plan.
@@ -174,7 +175,7 @@ SELECT set_eq(
              UNION ALL
              SELECT format('%%I.%%s', %L, f)::regprocedure::text FROM unnest(%L::text[]) AS f$$,
            :'cq', :'cq', :'lock_api'),
-    'the extension''s functions are exactly the 16 API functions, 6 helpers and the lock-namespace functions');
+    'the extension''s functions are exactly the 16 API functions, 7 helpers and the lock-namespace functions');
 
 -- ---------------------------------------------------------------------------
 -- Schema, tables and indexes
