@@ -40,6 +40,27 @@ namespace {
 Statement kClaim = {CQ_CLAIM_SQL, 5,
                     {TEXTOID, TEXTOID, INT4OID, TIMESTAMPTZOID, INTERVALOID}, nullptr};
 
+// When the queue's next ready job is due: the earliest run_at over its ready
+// jobs, read from the ready index one priority at a time (a skip scan over at
+// most 201 priorities), so delayed jobs are never scanned one by one. Jobs
+// locked by a claim in progress count too.
+Statement kNextDue = {
+    "WITH RECURSIVE q AS (SELECT queue_id FROM claimqueue.queues WHERE name = $1),"
+    " p(priority) AS ("
+    "   (SELECT j.priority FROM claimqueue.jobs j"
+    "    WHERE j.queue_id = (SELECT queue_id FROM q) AND j.state = 'ready'"
+    "    ORDER BY j.priority DESC LIMIT 1)"
+    "   UNION ALL"
+    "   SELECT (SELECT j.priority FROM claimqueue.jobs j"
+    "           WHERE j.queue_id = (SELECT queue_id FROM q) AND j.state = 'ready'"
+    "             AND j.priority < p.priority ORDER BY j.priority DESC LIMIT 1)"
+    "   FROM p WHERE p.priority IS NOT NULL)"
+    " SELECT min((SELECT j.run_at FROM claimqueue.jobs j"
+    "             WHERE j.queue_id = (SELECT queue_id FROM q) AND j.state = 'ready'"
+    "               AND j.priority = p.priority ORDER BY j.run_at LIMIT 1))"
+    " FROM p WHERE p.priority IS NOT NULL",
+    1, {TEXTOID}, nullptr};
+
 Statement kComplete = {
     "UPDATE claimqueue.jobs SET state = 'done', finished_at = $3, lease_expires_at = NULL"
     " WHERE id = $1 AND attempt = $2 AND state = 'running'",
@@ -190,6 +211,18 @@ uint64 ClaimJobs(text *queue, text *worker, int32 batch, Interval *lease, Tuples
     }
     FinishSpi();
     return n;
+}
+
+bool NextDue(text *queue, TimestampTz *due)
+{
+    ConnectSpi();
+    RequireQueueExists(queue);
+    Datum args[1] = {PointerGetDatum(queue)};
+    bool isnull = true;
+    if (Execute(&kNextDue, args, nullptr, 1) == 1)
+        *due = DatumGetTimestampTz(ResultValue(0, 1, &isnull));
+    FinishSpi();
+    return !isnull;
 }
 
 void CompleteJob(int64 id, int32 attempt)
