@@ -70,6 +70,15 @@ bool CanCommit(FunctionCallInfo fcinfo)
 
 }  // namespace
 
+// claimqueue.waiters(): this database's waiting workers (tests, monitoring)
+CQ_FUNCTION(cq_waiters)
+{
+    InitMaterializedSRF(fcinfo, 0);
+    ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+    ListWaiters(rsinfo->setResult, rsinfo->setDesc);
+    return (Datum) 0;
+}
+
 // next_due(queue) -> when the queue's next ready job is due, NULL if it has none
 CQ_FUNCTION(cq_next_due)
 {
@@ -151,21 +160,21 @@ CQ_FUNCTION(cq_dequeue_wait)
     } else {
         TimestampTz deadline = ClockNow() + wait_usec;
         RegisterWaiter(queue_name, deadline);
-        volatile bool full_batch = false;
+        volatile bool uncounted_full_batch = false;
         volatile Datum claimed = 0;
         PG_TRY();
         {
             int64 locked_retry = kLockedRetryMinUsec;
             for (;;) {
                 // Registered before this look: a job committed after it wakes us.
-                WaiterLooks();
+                bool counted = WaiterLooks();
                 int64 got;
                 Datum found = Claim(&q, &got);
                 TimestampTz now = ClockNow();
                 if (got > 0 || now >= deadline) {
                     claimed = found;
                     n = got;
-                    full_batch = got == batch;
+                    uncounted_full_batch = got == batch && !counted;
                     break;
                 }
                 TimestampTz due = NextDueVia(&q);
@@ -191,7 +200,7 @@ CQ_FUNCTION(cq_dequeue_wait)
         }
         PG_FINALLY();
         {
-            DeregisterWaiter(full_batch);
+            DeregisterWaiter(uncounted_full_batch);
         }
         PG_END_TRY();
         jobs = claimed;

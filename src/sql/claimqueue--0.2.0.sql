@@ -391,7 +391,25 @@ AS 'MODULE_PATHNAME', 'cq_dequeue_wait';
 COMMENT ON PROCEDURE @extschema@.dequeue_wait(text, text, integer, interval, interval, jsonb)
     IS 'dequeue() that, when nothing is claimable, commits and sleeps until a job may be (enqueue commit, run_at, reaper) or wait runs out; jobs: jsonb array of the claimed jobs, [] if none';
 
-REVOKE ALL ON FUNCTION @extschema@.next_due(text) FROM PUBLIC;
+-- This database's waiting workers, one row each (tests and monitoring):
+-- deadline and timer_at on claimqueue's clock; wakeups counts the times a
+-- commit, a timer hand-over or another waiter woke it.
+CREATE FUNCTION claimqueue.waiters(
+    OUT pid      integer,
+    OUT queue    text,
+    OUT since    timestamptz,
+    OUT deadline timestamptz,
+    OUT timer_at timestamptz,
+    OUT wakeups  bigint)
+RETURNS SETOF record
+LANGUAGE c VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'cq_waiters';
+
+REVOKE ALL ON FUNCTION
+    @extschema@.next_due(text),
+    claimqueue.waiters()
+FROM PUBLIC;
 REVOKE ALL ON PROCEDURE
     @extschema@.dequeue_wait(text, text, integer, interval, interval, jsonb)
 FROM PUBLIC;

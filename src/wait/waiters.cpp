@@ -23,9 +23,12 @@ struct Waiter {
     Oid database;
     char queue[NAMEDATALEN];  // queue names are at most 63 bytes
     Latch *latch;
-    bool woken;               // woken for a ready job and has not looked since
+    bool woken;               // woken to look and has not looked since
+    bool counted;             // ... for a job a commit announced (else: more may be ready)
     TimestampTz deadline;     // its wait ends then (claimqueue's clock)
     TimestampTz timer_at;     // 0, or: wakes then for the queue's earliest due job
+    TimestampTz since;        // when it registered (real time)
+    int64 wakeups;            // latch sets by wakers (jobs, timers, hand-overs)
 };
 
 struct WaiterState {
@@ -77,7 +80,9 @@ bool SameQueue(const Waiter *w, Oid database, const char *queue)
 
 // Wakes one waiter of the queue that has no wake-up pending; the caller holds
 // the lock. `unless_pending`: do nothing if some waiter already has one.
-void WakeOneLocked(Oid database, const char *queue, int except, bool unless_pending)
+// `counted`: the wake-up stands for one announced job.
+void WakeOneLocked(Oid database, const char *queue, int except, bool unless_pending,
+                   bool counted)
 {
     Waiter *chosen = nullptr;
     for (int i = 0; i < state->nslots; i++) {
@@ -93,6 +98,8 @@ void WakeOneLocked(Oid database, const char *queue, int except, bool unless_pend
     }
     if (chosen != nullptr) {
         chosen->woken = true;
+        chosen->counted = counted;
+        chosen->wakeups++;
         SetLatch(chosen->latch);
     }
 }
@@ -148,8 +155,11 @@ void RegisterWaiter(const char *queue, TimestampTz deadline)
         strlcpy(w->queue, queue, sizeof(w->queue));
         w->latch = MyLatch;
         w->woken = false;
+        w->counted = false;
         w->deadline = deadline;
         w->timer_at = 0;
+        w->since = GetCurrentTimestamp();
+        w->wakeups = 0;
         my_slot = i;
         break;
     }
@@ -168,11 +178,14 @@ void RegisterWaiter(const char *queue, TimestampTz deadline)
     pg_atomic_fetch_add_u32(&state->registered, 1);
 }
 
-void WaiterLooks()
+bool WaiterLooks()
 {
     LWLockAcquire(state->lock, LW_EXCLUSIVE);
+    bool counted = state->slots[my_slot].woken && state->slots[my_slot].counted;
     state->slots[my_slot].woken = false;
+    state->slots[my_slot].counted = false;
     LWLockRelease(state->lock);
+    return counted;
 }
 
 TimestampTz WaiterSleepUntil(TimestampTz next_due)
@@ -197,13 +210,14 @@ TimestampTz WaiterSleepUntil(TimestampTz next_due)
     return until;
 }
 
-void DeregisterWaiter(bool claimed_full_batch)
+void DeregisterWaiter(bool uncounted_full_batch)
 {
     if (state == nullptr || my_slot < 0)
         return;
     LWLockAcquire(state->lock, LW_EXCLUSIVE);
     Waiter *me = &state->slots[my_slot];
     bool unused_wakeup = me->woken || me->timer_at != 0;
+    bool unused_count = me->woken && me->counted;
     Oid database = me->database;
     char queue[NAMEDATALEN];
     strlcpy(queue, me->queue, sizeof(queue));
@@ -211,8 +225,8 @@ void DeregisterWaiter(bool claimed_full_batch)
     me->latch = nullptr;
     me->woken = false;
     me->timer_at = 0;
-    if (unused_wakeup || claimed_full_batch)
-        WakeOneLocked(database, queue, my_slot, !unused_wakeup);
+    if (unused_wakeup || uncounted_full_batch)
+        WakeOneLocked(database, queue, my_slot, !unused_wakeup, unused_count);
     my_slot = -1;
     LWLockRelease(state->lock);
     pg_atomic_fetch_sub_u32(&state->registered, 1);
@@ -231,6 +245,8 @@ void WakeWaiters(Oid database, const char *queue, int64 n, TimestampTz due, Time
             Waiter *w = &state->slots[i];
             if (SameQueue(w, database, queue) && !w->woken) {
                 w->woken = true;
+                w->counted = true;
+                w->wakeups++;
                 SetLatch(w->latch);
                 n--;
             }
@@ -252,10 +268,32 @@ void WakeWaiters(Oid database, const char *queue, int64 n, TimestampTz due, Time
         }
         if (!covered && chosen != nullptr) {
             chosen->timer_at = due;
+            chosen->wakeups++;
             SetLatch(chosen->latch);
         }
     }
     LWLockRelease(state->lock);
+}
+
+void ListWaiters(Tuplestorestate *out, TupleDesc desc)
+{
+    if (state == nullptr)
+        return;
+    LWLockAcquire(state->lock, LW_SHARED);
+    int n = 0;
+    Waiter *copy = (Waiter *) palloc(sizeof(Waiter) * Max(state->nslots, 1));
+    for (int i = 0; i < state->nslots; i++)
+        if (state->slots[i].pid != 0 && state->slots[i].database == MyDatabaseId)
+            copy[n++] = state->slots[i];
+    LWLockRelease(state->lock);
+    for (int i = 0; i < n; i++) {
+        Datum values[6] = {Int32GetDatum(copy[i].pid), CStringGetTextDatum(copy[i].queue),
+                           TimestampTzGetDatum(copy[i].since),
+                           TimestampTzGetDatum(copy[i].deadline),
+                           TimestampTzGetDatum(copy[i].timer_at), Int64GetDatum(copy[i].wakeups)};
+        bool nulls[6] = {false, false, false, false, copy[i].timer_at == 0, false};
+        tuplestore_putvalues(out, desc, values, nulls);
+    }
 }
 
 }  // namespace claimqueue

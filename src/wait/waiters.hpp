@@ -25,8 +25,9 @@ bool WaitersAvailable();
 void RegisterWaiter(const char *queue, TimestampTz deadline);
 
 // Called before each claim attempt: the waiter is about to look, so a wake-up
-// it got has been used; it may be woken again from now on.
-void WaiterLooks();
+// it got has been used; it may be woken again from now on. True when it had
+// been woken for a counted job (an enqueue or reaper commit) since it last looked.
+bool WaiterLooks();
 
 // After a claim attempt found nothing: records that the queue's next ready job
 // is due at `next_due` (0: none known) and returns when this waiter should wake
@@ -34,10 +35,16 @@ void WaiterLooks();
 // the others sleep until their deadline or a wake-up.
 TimestampTz WaiterSleepUntil(TimestampTz next_due);
 
-// Leaves the registry. A waiter that got a wake-up it did not use, that held
-// the queue's timer, or that claimed a full batch (more may be ready) passes
-// the wake-up on to another waiter of the queue. Safe to call when not registered.
-void DeregisterWaiter(bool claimed_full_batch);
+// Leaves the registry. A waiter that got a wake-up it did not use, or that held
+// the queue's timer, passes the wake-up on to another waiter of the queue; so
+// does one that claimed a full batch without a counted wake-up (more jobs may
+// be ready that no commit announced) unless another waiter has one pending.
+// Safe to call when not registered.
+void DeregisterWaiter(bool uncounted_full_batch);
+
+// The waiters of this database, for claimqueue.waiters(): one row each
+// (pid, queue, since, deadline, timer_at, wakeups) appended to `out`.
+void ListWaiters(Tuplestorestate *out, TupleDesc desc);
 
 // Wakes waiters of `queue` in this database for `n` jobs that became ready
 // (due at `due`, claimqueue's clock): due now, up to n waiters not already
