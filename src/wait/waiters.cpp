@@ -113,10 +113,14 @@ void DeregisterAtExit(int, Datum)
 
 void DefineWaitSettings()
 {
-    DefineCustomIntVariable(
-        "claimqueue.max_waiters", "Workers that can wait in dequeue_wait() at once, cluster-wide.",
-        "Each waiter takes one slot of shared memory (about 100 bytes); 0 turns waiting off.",
-        &max_waiters, 128, 0, 100000, PGC_POSTMASTER, 0, nullptr, nullptr, nullptr);
+    // A PGC_POSTMASTER setting can only be defined while preloading; without
+    // the preload there is no registry to size.
+    if (process_shared_preload_libraries_in_progress)
+        DefineCustomIntVariable(
+            "claimqueue.max_waiters",
+            "Workers that can wait in dequeue_wait() at once, cluster-wide.",
+            "Each waiter takes one slot of shared memory (about 130 bytes); 0 turns waiting off.",
+            &max_waiters, 128, 0, 100000, PGC_POSTMASTER, 0, nullptr, nullptr, nullptr);
     DefineCustomBoolVariable(
         "claimqueue.notify", "Sends NOTIFY on the queue's channel when jobs become ready.",
         "When a transaction that enqueued jobs (or that returned expired leases) commits, "
