@@ -31,7 +31,7 @@ FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extna
 WHERE e.extname = 'pgtap' \gset
 SET LOCAL search_path = :"cq", :"tap", public;
 
-SELECT plan(243);
+SELECT plan(257);
 
 -- ---------------------------------------------------------------------------
 -- The API: one row per SQL function, with the contract it must keep.
@@ -81,19 +81,21 @@ INSERT INTO api VALUES
  (13, 'complete_batch', '{bigint[],integer[]}', 'void',
      'ids bigint[], attempts integer[]'),
  (14, 'purge', '{text}', 'bigint',
-     'queue text DEFAULT NULL::text');
+     'queue text DEFAULT NULL::text'),
+ (15, 'next_due', '{text}', 'timestamp with time zone',
+     'queue text');
 
 -- Helpers that are not part of the client API (schema claimqueue).
 CREATE TEMP TABLE helpers (ord int PRIMARY KEY, fn name NOT NULL, args name[] NOT NULL);
 INSERT INTO helpers VALUES (1, 'check_preload', '{}'), (2, 'explain_claim', '{text,integer}'),
                            (3, 'merge_default_queue', '{}'), (4, 'reaper_status', '{}'),
-                           (5, 'start_reaper', '{}');
+                           (5, 'start_reaper', '{}'), (6, 'waiters', '{}');
 
 -- The roles used below: one with no grants at all, one granted what a worker needs.
 CREATE ROLE claimqueue_tap_nobody NOLOGIN;
 CREATE ROLE claimqueue_tap_worker NOLOGIN;
 
--- 14 x 10 per-function assertions -------------------------------------------
+-- 15 x 10 per-function assertions -------------------------------------------
 SELECT has_function(:'cq', fn, args) FROM api ORDER BY ord;
 SELECT function_returns(:'cq', fn, args, returns) FROM api ORDER BY ord;
 SELECT is(pg_catalog.pg_get_function_arguments(
@@ -126,7 +128,7 @@ SELECT is(pg_catalog.pg_get_function_result(
           'lease_expires_at timestamp with time zone, enqueued_at timestamp with time zone)',
           'dequeue() returns TABLE(id, payload, attempt, max_attempts, priority, lease_expires_at, enqueued_at)');
 
--- Helpers: 5 x 4 -------------------------------------------------------------
+-- Helpers: 6 x 4 -------------------------------------------------------------
 SELECT has_function('claimqueue', fn, args) FROM helpers ORDER BY ord;
 SELECT isnt_definer('claimqueue', fn, args) FROM helpers ORDER BY ord;
 -- explain_claim() also sets plan_cache_mode, to show dequeue()'s generic plan.
@@ -140,16 +142,20 @@ SELECT function_privs_are('claimqueue', fn, args, 'public', '{}'::name[],
                           format('EXECUTE on claimqueue.%s() is not granted to PUBLIC', fn))
 FROM helpers ORDER BY ord;
 
--- The extension owns exactly these functions, no more.
+-- The extension owns exactly these functions, no more: the API functions, the
+-- helpers and the procedure dequeue_wait() (its contract, which differs, is
+-- in waiting.sql).
 SELECT set_eq(
     $$SELECT d.objid::regprocedure::text FROM pg_catalog.pg_depend d
       JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid
       WHERE e.extname = 'claimqueue' AND d.deptype = 'e' AND d.classid = 'pg_catalog.pg_proc'::regclass$$,
     format($$SELECT format('%%I.%%I(%%s)', %L, fn, array_to_string(args, ','))::regprocedure::text FROM api
              UNION ALL
-             SELECT format('claimqueue.%%I(%%s)', fn, array_to_string(args, ','))::regprocedure::text FROM helpers$$,
-           :'cq'),
-    'the extension''s functions are exactly the 14 API functions and 5 helpers');
+             SELECT format('claimqueue.%%I(%%s)', fn, array_to_string(args, ','))::regprocedure::text FROM helpers
+             UNION ALL
+             SELECT format('%%I.dequeue_wait(text,text,integer,interval,interval,jsonb)', %L)::regprocedure::text$$,
+           :'cq', :'cq'),
+    'the extension''s functions are exactly the 15 API functions, 6 helpers and dequeue_wait');
 
 -- ---------------------------------------------------------------------------
 -- Schema, tables and indexes
