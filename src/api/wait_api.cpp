@@ -24,6 +24,9 @@ namespace {
 // roll back, and no commit will announce it): 10 ms, doubling up to 1 s.
 constexpr int64 kLockedRetryMinUsec = 10 * 1000;
 constexpr int64 kLockedRetryMaxUsec = 1000 * 1000;
+// One sleep is at most an hour (WaitLatch's timeout ends up in an int of
+// milliseconds); a longer wait just looks again in between.
+constexpr int64 kMaxSleepMs = 3600 * 1000;
 
 // The statements dequeue_wait runs through SPI: the SQL functions dequeue() and
 // next_due() of the extension's schema, so their SECURITY DEFINER and pinned
@@ -190,7 +193,7 @@ CQ_FUNCTION(cq_dequeue_wait)
                 // snapshot and no transaction id (backend_xmin stays NULL).
                 SPI_commit();
                 InvalidateCatalogSnapshot();
-                long timeout_ms = (long) ((until - ClockNow() + 999) / 1000);
+                long timeout_ms = (long) Min((until - ClockNow() + 999) / 1000, kMaxSleepMs);
                 if (timeout_ms > 0)
                     (void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
                                      timeout_ms, PG_WAIT_EXTENSION);
