@@ -11,6 +11,7 @@ extern "C" {
 #include "engine/queues.hpp"
 #include "engine/statement.hpp"
 #include "errors.h"
+#include "wait/ready_notices.hpp"
 
 namespace claimqueue {
 namespace {
@@ -77,7 +78,7 @@ Statement kJobState = {
     "SELECT state, attempt FROM claimqueue.jobs WHERE id = $1", 1, {INT8OID}, nullptr};
 
 Statement kLockForFail = {
-    "SELECT j.attempt, j.max_attempts, q.backoff_base, q.backoff_cap"
+    "SELECT j.attempt, j.max_attempts, q.backoff_base, q.backoff_cap, q.name"
     " FROM claimqueue.jobs j JOIN claimqueue.queues q ON q.queue_id = j.queue_id"
     " WHERE j.id = $1 AND j.attempt = $2 AND j.state = 'running' FOR UPDATE OF j",
     2, {INT8OID, INT4OID}, nullptr};
@@ -100,7 +101,8 @@ Statement kRetry = {
     " lease_expires_at = NULL, max_attempts = greatest(j.max_attempts, j.attempt + 1)"
     " WHERE j.id = $1 AND j.state IN ('failed', 'cancelled')"
     " AND NOT EXISTS (SELECT 1 FROM claimqueue.jobs o WHERE o.queue_id = j.queue_id"
-    "                 AND o.dedup_key = j.dedup_key AND o.state IN ('ready', 'running'))",
+    "                 AND o.dedup_key = j.dedup_key AND o.state IN ('ready', 'running'))"
+    " RETURNING (SELECT q.name FROM claimqueue.queues q WHERE q.queue_id = j.queue_id)",
     2, {INT8OID, TIMESTAMPTZOID}, nullptr};
 
 Statement kLiveTwin = {
@@ -289,6 +291,8 @@ const char *FailJob(int64 id, int32 attempt, text *error, Interval *retry_in)
         nulls[4] = 'n';
     if (error == nullptr)
         nulls[3] = 'n';
+    if (!dead)  // retried: its queue's waiters wake at commit
+        NoteJobsReady(TextDatumGetCString(ResultValue(0, 5)), 1, next_run);
     Execute(&kRecordFailure, args, nulls);
     FinishSpi();
     return state;
@@ -323,6 +327,7 @@ void RetryJob(int64 id, Datum run_at, bool run_at_null)
                              (long long) DatumGetInt64(ResultValue(0, 1)))));
         ReportWrongState(id, "retry", "failed and cancelled");
     }
+    NoteJobsReady(TextDatumGetCString(ResultValue(0, 1)), 1, DatumGetTimestampTz(args[1]));
     FinishSpi();
 }
 
