@@ -1,7 +1,8 @@
-// Commit-time notices of jobs that became ready: enqueue and the lease pass
-// record them during the transaction; once it commits, the queue's waiters are
-// woken (and, with claimqueue.notify, NOTIFY cq_<queue> is sent). Nothing
-// happens on rollback, and a rolled-back subtransaction takes its notices along.
+// Commit-time notices of jobs that became ready: enqueue, the lease pass,
+// fail() with a retry and retry() record them during the transaction; once it
+// commits, the queue's waiters are woken (and, with claimqueue.notify, NOTIFY
+// cq_<queue> is sent). Nothing happens on rollback, and a rolled-back
+// subtransaction takes its notices along.
 #pragma once
 
 #include "pg.hpp"

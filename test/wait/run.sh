@@ -146,6 +146,23 @@ check "  ... of that job" returned r1 "\"id\": $abandoned,"
 check "  ... after the reaper's pass (reaper_stats counts it)" \
     is "SELECT jobs_reaped >= 1 FROM reaper_stats" t
 
+# --- fail() with a retry and retry() announce the job as enqueue does
+sql -c "SELECT create_queue('f', backoff_base => '0', backoff_cap => '0')" >/dev/null
+failing=$(sql -c "SELECT enqueue('f', '{\"failing\": 1}', max_attempts => 2)")
+sql -c "SELECT id FROM dequeue('f', 'f0')" >/dev/null
+start_waiter f1 f 60s
+until_true waiting f1
+sql -c "SELECT fail($failing, 1, 'boom', retry_in => '0')" >/dev/null
+check "fail() with a retry wakes a waiter, which claims attempt 2 of that job" \
+    until_true returned f1 "\"id\": $failing,"
+sql -c "SELECT fail($failing, 2, 'boom again')" >/dev/null
+start_waiter f2 f 60s
+until_true waiting f2
+check "a job failed for good wakes nobody" \
+    is "SELECT state || ' ' || (SELECT sum(wakeups) FROM claimqueue.waiters()) FROM claimqueue.jobs WHERE id = $failing" "failed 0"
+sql -c "SELECT retry($failing)" >/dev/null
+check "retry() wakes a waiter, which claims attempt 3" until_true returned f2 "\"attempt\": 3"
+
 # --- cancel, statement_timeout, terminate end a wait at once and free the slot
 start_waiter c1 q 60s
 until_true waiting c1
