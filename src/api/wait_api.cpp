@@ -38,12 +38,36 @@ struct WaitQueries {
     char nulls[5];
 };
 
+// Runs `sql` through SPI. An error of dequeue() or next_due() (QC001, 42501,
+// ...) is re-raised as it is, without SPI's "SQL statement" context line: the
+// caller wrote CALL dequeue_wait, not our query.
+int ExecuteQuietly(const char *sql, int nargs, Oid *types, Datum *args, const char *nulls,
+                   bool read_only)
+{
+    MemoryContext caller = CurrentMemoryContext;
+    volatile int rc = 0;
+    PG_TRY();
+    {
+        rc = SPI_execute_with_args(sql, nargs, types, args, nulls, read_only, 1);
+    }
+    PG_CATCH();
+    {
+        MemoryContextSwitchTo(caller);
+        ErrorData *error = CopyErrorData();
+        FlushErrorState();
+        error->context = nullptr;
+        ReThrowError(error);
+    }
+    PG_END_TRY();
+    return rc;
+}
+
 // Claims through dequeue(); returns the jobs as a jsonb array (in the caller's
 // memory context) and their number in *n.
 Datum Claim(WaitQueries *q, int64 *n)
 {
     static Oid types[4] = {TEXTOID, TEXTOID, INT4OID, INTERVALOID};
-    int rc = SPI_execute_with_args(q->claim, 4, types, q->args, q->nulls, false, 1);
+    int rc = ExecuteQuietly(q->claim, 4, types, q->args, q->nulls, false);
     if (rc != SPI_OK_SELECT || SPI_processed != 1)
         elog(ERROR, "claimqueue: dequeue_wait's claim failed: %s", SPI_result_code_string(rc));
     bool isnull;
@@ -56,7 +80,7 @@ Datum Claim(WaitQueries *q, int64 *n)
 TimestampTz NextDueVia(WaitQueries *q)
 {
     static Oid types[1] = {TEXTOID};
-    int rc = SPI_execute_with_args(q->next_due, 1, types, q->args, nullptr, true, 1);
+    int rc = ExecuteQuietly(q->next_due, 1, types, q->args, nullptr, true);
     if (rc != SPI_OK_SELECT || SPI_processed != 1)
         elog(ERROR, "claimqueue: dequeue_wait's next_due failed: %s", SPI_result_code_string(rc));
     bool isnull;
@@ -142,7 +166,7 @@ CQ_FUNCTION(cq_dequeue_wait)
         quote_identifier(get_namespace_name(get_func_namespace(fcinfo->flinfo->fn_oid)));
     q.claim = psprintf(
         "SELECT coalesce(pg_catalog.jsonb_agg(pg_catalog.to_jsonb(d) OPERATOR(pg_catalog.-) "
-        "'o'::text ORDER BY d.o), '[]'::pg_catalog.jsonb), pg_catalog.count(*)"
+        "'o'::pg_catalog.text ORDER BY d.o), '[]'::pg_catalog.jsonb), pg_catalog.count(*)"
         " FROM %s.dequeue($1, $2, $3, $4) WITH ORDINALITY AS d(id, payload, attempt,"
         " max_attempts, priority, lease_expires_at, enqueued_at, o)",
         schema);
