@@ -79,6 +79,15 @@ check "a waiter sleeps on its latch (wait_event Extension)" until_true waiting w
 check "holding no snapshot: backend_xmin and backend_xid are NULL while it waits" \
     is "SELECT backend_xmin IS NULL AND backend_xid IS NULL FROM pg_stat_activity
         WHERE application_name = 'w1'" t
+# The control: a statement that sleeps inside a SELECT (what a waiting
+# function would do) does show a backend_xmin, so the check above can fail.
+PGAPPNAME=sleeper psql -X -q -At -d app -c "SELECT pg_sleep(60)" >/dev/null 2>&1 &
+pids[sleeper]=$!
+until_true is "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'sleeper' AND wait_event = 'PgSleep'" 1
+check "control: a SELECT sleeping in pg_sleep() holds a backend_xmin meanwhile" \
+    is "SELECT backend_xmin IS NOT NULL FROM pg_stat_activity WHERE application_name = 'sleeper'" t
+sql -c "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = 'sleeper'" >/dev/null
+until_true finished sleeper
 check "and its query is the CALL, state active" \
     is "SELECT state || ' ' || left(query, 17) FROM pg_stat_activity WHERE application_name = 'w1'" \
        "active CALL dequeue_wait"
