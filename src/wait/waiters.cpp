@@ -169,6 +169,12 @@ void RegisterWaiter(const char *queue, TimestampTz deadline)
     }
     int nslots = state->nslots;
     LWLockRelease(state->lock);
+    if (nslots == 0)
+        ereport(ERROR,
+                (errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+                 errmsg("cannot wait on queue \"%s\": claimqueue.max_waiters is 0", queue),
+                 errhint("Set claimqueue.max_waiters above 0 and restart the server, or call "
+                         "dequeue_wait() with wait => '0' and poll.")));
     if (my_slot < 0)
         ereport(ERROR,
                 (errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),

@@ -223,5 +223,13 @@ check "four jobs release the four waiters" \
     until_true bash -c "! kill -0 ${pids[m1]} ${pids[m2]} ${pids[m3]} ${pids[m4]} 2>/dev/null"
 check "and every slot is free again" is "SELECT count(*) FROM claimqueue.waiters()" 0
 
+# --- claimqueue.max_waiters = 0 turns waiting off (a restart: shared memory)
+psql -X -q -d postgres -c "ALTER SYSTEM SET claimqueue.max_waiters = 0" >/dev/null
+pg_ctlcluster "$PGVERSION" regress restart
+check "with claimqueue.max_waiters = 0 a wait is refused with 53400, naming the setting" \
+    bash -c "psql -X -q -At -d app -v VERBOSITY=verbose -c \"CALL dequeue_wait('q', 'z', wait => '1s')\" 2>&1 \
+             | grep -q '53400: cannot wait on queue \"q\": claimqueue.max_waiters is 0'"
+check "  ... while wait => '0' still works" is "CALL dequeue_wait('q', 'z', wait => '0')" "[]"
+
 echo "wait: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
