@@ -3,7 +3,8 @@
 # installs, then runs the C++ unit tests (ctest), and in throwaway clusters
 # (pg_virtualenv) the pg_regress files, the isolation specs, the pgTAP contract,
 # the stress test, the node-postgres worker, the upgrade test, the pg_dump
-# test, the no-preload check, the fault-injection soak and the reaper's lifecycle. Ends with "tests: N passed, M failed".
+# test, the no-preload check, the fault-injection soak, the reaper's lifecycle
+# and the waiting dequeue. Ends with "tests: N passed, M failed".
 #   STRESS_JOBS=50000   jobs drained by the stress test
 #   SOAK_JOBS=10000     jobs drained by the fault-injection soak (test/soak/run.sh alone: 100000)
 set -uo pipefail
@@ -121,6 +122,16 @@ if ! grep -q "^exit=0" "$logs/reaper.log" && [ "$f" -eq 0 ]; then f=1; fi
 [ "$f" -eq 0 ] || grep -E "^(not ok|#)" "$logs/reaper.log"
 [ "$f" -eq 0 ] || tail -30 "$logs/reaper.log"
 record reaper "$p" "$f"
+
+echo "== waiting dequeue (a cluster of its own: four waiter slots, background waiters)"
+pg_virtualenv -t -o shared_preload_libraries=claimqueue -o claimqueue.max_waiters=4 \
+    bash test/wait/run.sh >"$logs/wait.log" 2>&1
+echo "exit=$?" >>"$logs/wait.log"
+p=$(grep -c "^ok " "$logs/wait.log")
+f=$(grep -c "^not ok " "$logs/wait.log")
+if ! grep -q "^exit=0" "$logs/wait.log" && [ "$f" -eq 0 ]; then f=1; fi
+[ "$f" -eq 0 ] || tail -30 "$logs/wait.log"
+record wait "$p" "$f"
 
 echo
 echo "== summary (logs in build/test-logs)"

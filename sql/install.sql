@@ -24,6 +24,10 @@ CREATE SCHEMA cq;
 CREATE EXTENSION claimqueue SCHEMA cq;
 SELECT cq.enqueue('default', '{"in": "cq"}');
 SELECT id, payload FROM cq.dequeue('default', 'w1');
+-- dequeue_wait() calls the dequeue() of its own schema (cq, not on the search_path).
+SELECT cq.enqueue('default', '{"in": "cq", "n": 2}');
+CALL cq.dequeue_wait('default', 'w1', wait => '0') \gset
+SELECT jsonb_path_query_array(:'jobs', '$[*].payload') AS claimed;
 SELECT count(*) AS api_functions_in_public
 FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
 WHERE n.nspname = 'public' AND p.proname IN ('enqueue', 'dequeue');

@@ -5,6 +5,7 @@
 #include "engine/clock.hpp"
 #include "engine/enqueue.hpp"
 #include "shmem/shared_state.hpp"
+#include "wait/waiters.hpp"
 #include "worker/settings.hpp"
 #include "worker/workers.hpp"
 
@@ -31,11 +32,13 @@ extern "C" void _PG_init(void)
         GUC_UNIT_S | GUC_NOT_IN_SAMPLE, nullptr, nullptr, nullptr);
 
     claimqueue::DefineWorkerSettings();
+    claimqueue::DefineWaitSettings();
     MarkGUCPrefixReserved("claimqueue");
 
     if (!loaded_at_preload)
         return;
     claimqueue::RequestSharedState();
+    claimqueue::RequestWaiterState();
     claimqueue::InstallDatabaseGuard();
     // pg_upgrade's server (binary upgrade mode) must not run anything of ours.
     if (!IsBinaryUpgrade)

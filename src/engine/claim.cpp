@@ -11,6 +11,7 @@ extern "C" {
 #include "engine/queues.hpp"
 #include "engine/statement.hpp"
 #include "errors.h"
+#include "wait/ready_notices.hpp"
 
 namespace claimqueue {
 namespace {
@@ -40,6 +41,27 @@ namespace {
 Statement kClaim = {CQ_CLAIM_SQL, 5,
                     {TEXTOID, TEXTOID, INT4OID, TIMESTAMPTZOID, INTERVALOID}, nullptr};
 
+// When the queue's next ready job is due: the earliest run_at over its ready
+// jobs, read from the ready index one priority at a time (a skip scan over at
+// most 201 priorities), so delayed jobs are never scanned one by one. Jobs
+// locked by a claim in progress count too.
+Statement kNextDue = {
+    "WITH RECURSIVE q AS (SELECT queue_id FROM claimqueue.queues WHERE name = $1),"
+    " p(priority) AS ("
+    "   (SELECT j.priority FROM claimqueue.jobs j"
+    "    WHERE j.queue_id = (SELECT queue_id FROM q) AND j.state = 'ready'"
+    "    ORDER BY j.priority DESC LIMIT 1)"
+    "   UNION ALL"
+    "   SELECT (SELECT j.priority FROM claimqueue.jobs j"
+    "           WHERE j.queue_id = (SELECT queue_id FROM q) AND j.state = 'ready'"
+    "             AND j.priority < p.priority ORDER BY j.priority DESC LIMIT 1)"
+    "   FROM p WHERE p.priority IS NOT NULL)"
+    " SELECT min((SELECT j.run_at FROM claimqueue.jobs j"
+    "             WHERE j.queue_id = (SELECT queue_id FROM q) AND j.state = 'ready'"
+    "               AND j.priority = p.priority ORDER BY j.run_at LIMIT 1))"
+    " FROM p WHERE p.priority IS NOT NULL",
+    1, {TEXTOID}, nullptr};
+
 Statement kComplete = {
     "UPDATE claimqueue.jobs SET state = 'done', finished_at = $3, lease_expires_at = NULL"
     " WHERE id = $1 AND attempt = $2 AND state = 'running'",
@@ -56,7 +78,7 @@ Statement kJobState = {
     "SELECT state, attempt FROM claimqueue.jobs WHERE id = $1", 1, {INT8OID}, nullptr};
 
 Statement kLockForFail = {
-    "SELECT j.attempt, j.max_attempts, q.backoff_base, q.backoff_cap"
+    "SELECT j.attempt, j.max_attempts, q.backoff_base, q.backoff_cap, q.name"
     " FROM claimqueue.jobs j JOIN claimqueue.queues q ON q.queue_id = j.queue_id"
     " WHERE j.id = $1 AND j.attempt = $2 AND j.state = 'running' FOR UPDATE OF j",
     2, {INT8OID, INT4OID}, nullptr};
@@ -79,7 +101,8 @@ Statement kRetry = {
     " lease_expires_at = NULL, max_attempts = greatest(j.max_attempts, j.attempt + 1)"
     " WHERE j.id = $1 AND j.state IN ('failed', 'cancelled')"
     " AND NOT EXISTS (SELECT 1 FROM claimqueue.jobs o WHERE o.queue_id = j.queue_id"
-    "                 AND o.dedup_key = j.dedup_key AND o.state IN ('ready', 'running'))",
+    "                 AND o.dedup_key = j.dedup_key AND o.state IN ('ready', 'running'))"
+    " RETURNING (SELECT q.name FROM claimqueue.queues q WHERE q.queue_id = j.queue_id)",
     2, {INT8OID, TIMESTAMPTZOID}, nullptr};
 
 Statement kLiveTwin = {
@@ -192,6 +215,18 @@ uint64 ClaimJobs(text *queue, text *worker, int32 batch, Interval *lease, Tuples
     return n;
 }
 
+bool NextDue(text *queue, TimestampTz *due)
+{
+    ConnectSpi();
+    RequireQueueExists(queue);
+    Datum args[1] = {PointerGetDatum(queue)};
+    bool isnull = true;
+    if (Execute(&kNextDue, args, nullptr, 1) == 1)
+        *due = DatumGetTimestampTz(ResultValue(0, 1, &isnull));
+    FinishSpi();
+    return !isnull;
+}
+
 void CompleteJob(int64 id, int32 attempt)
 {
     ConnectSpi();
@@ -256,6 +291,8 @@ const char *FailJob(int64 id, int32 attempt, text *error, Interval *retry_in)
         nulls[4] = 'n';
     if (error == nullptr)
         nulls[3] = 'n';
+    if (!dead)  // retried: its queue's waiters wake at commit
+        NoteJobsReady(TextDatumGetCString(ResultValue(0, 5)), 1, next_run);
     Execute(&kRecordFailure, args, nulls);
     FinishSpi();
     return state;
@@ -290,6 +327,7 @@ void RetryJob(int64 id, Datum run_at, bool run_at_null)
                              (long long) DatumGetInt64(ResultValue(0, 1)))));
         ReportWrongState(id, "retry", "failed and cancelled");
     }
+    NoteJobsReady(TextDatumGetCString(ResultValue(0, 1)), 1, DatumGetTimestampTz(args[1]));
     FinishSpi();
 }
 

@@ -14,6 +14,10 @@ namespace claimqueue {
 uint64 ClaimJobs(text *queue, text *worker, int32 batch, Interval *lease,
                  Tuplestorestate *out, TupleDesc out_desc);
 
+// When the next ready job of `queue` is due (its earliest run_at), in *due;
+// false when the queue has no ready job. Raises QC001 for an unknown queue.
+bool NextDue(text *queue, TimestampTz *due);
+
 void CompleteJob(int64 id, int32 attempt);
 
 // Completes every (ids[i], attempts[i]) in one statement, all or nothing: if

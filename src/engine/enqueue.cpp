@@ -9,6 +9,7 @@
 #include "engine/queues.hpp"
 #include "engine/statement.hpp"
 #include "errors.h"
+#include "wait/ready_notices.hpp"
 
 namespace claimqueue {
 
@@ -55,8 +56,9 @@ int64 EnqueueJob(text *queue, const NewJob &job, text *dedup_key)
     LockQueueName(queue, ShareLock);
     ConnectSpi();
     RequireQueueCurrent(queue);
+    TimestampTz now = ClockNow();
     Datum args[7] = {PointerGetDatum(queue), job.payload, job.run_at, Int32GetDatum(job.priority),
-                     job.max_attempts, TimestampTzGetDatum(ClockNow()),
+                     job.max_attempts, TimestampTzGetDatum(now),
                      PointerGetDatum(dedup_key)};
     char nulls[8] = "       ";
     nulls[2] = job.run_at_null ? 'n' : ' ';
@@ -64,17 +66,19 @@ int64 EnqueueJob(text *queue, const NewJob &job, text *dedup_key)
     nulls[6] = dedup_key == nullptr ? 'n' : ' ';
 
     int64 id = 0;
+    bool inserted = false;
     if (dedup_key == nullptr) {
         if (Execute(&kInsert, args, nulls) != 1)
             ReportUnknownQueue(queue);
         id = DatumGetInt64(ResultValue(0, 1));
+        inserted = true;
     } else {
         Datum find_args[2] = {PointerGetDatum(queue), PointerGetDatum(dedup_key)};
         bool found = false;
         for (int round = 0; round < kDedupRounds && !found; round++) {
             if (Execute(&kInsertDedup, args, nulls) == 1) {
                 id = DatumGetInt64(ResultValue(0, 1));
-                found = true;
+                found = inserted = true;
             } else if (Execute(&kFindDedup, find_args, nullptr, 1) == 1) {
                 id = DatumGetInt64(ResultValue(0, 1));
                 found = true;
@@ -89,6 +93,9 @@ int64 EnqueueJob(text *queue, const NewJob &job, text *dedup_key)
                             errhint("Retry the transaction.")));
     }
     FinishSpi();
+    if (inserted)  // waiters wake when this transaction commits
+        NoteJobsReady(text_to_cstring(queue), 1,
+                      job.run_at_null ? now : DatumGetTimestampTz(job.run_at));
     return id;
 }
 
@@ -97,9 +104,10 @@ int EnqueueBatch(text *queue, Datum payloads, const NewJob &common, int64 **ids)
     LockQueueName(queue, ShareLock);
     ConnectSpi();
     RequireQueueCurrent(queue);
+    TimestampTz now = ClockNow();
     Datum args[6] = {PointerGetDatum(queue), payloads, common.run_at,
                      Int32GetDatum(common.priority), common.max_attempts,
-                     TimestampTzGetDatum(ClockNow())};
+                     TimestampTzGetDatum(now)};
     char nulls[7] = "      ";
     nulls[2] = common.run_at_null ? 'n' : ' ';
     nulls[4] = common.max_attempts_null ? 'n' : ' ';
@@ -112,6 +120,8 @@ int EnqueueBatch(text *queue, Datum payloads, const NewJob &common, int64 **ids)
         out[i] = DatumGetInt64(ResultValue(i, 1));
     std::sort(out, out + n);
     FinishSpi();
+    NoteJobsReady(text_to_cstring(queue), (int64) n,
+                  common.run_at_null ? now : DatumGetTimestampTz(common.run_at));
     *ids = out;
     return (int) n;
 }

@@ -5,13 +5,14 @@
 #include "engine/clock.hpp"
 #include "engine/queues.hpp"
 #include "engine/statement.hpp"
+#include "wait/ready_notices.hpp"
 
 namespace claimqueue {
 namespace {
 
 // Oldest expiry first, so a pass that stops at `limit` reaps in lease order.
 Statement kLockExpired = {
-    "SELECT j.id, j.attempt, j.max_attempts, q.backoff_base, q.backoff_cap"
+    "SELECT j.id, j.attempt, j.max_attempts, q.backoff_base, q.backoff_cap, q.name"
     " FROM claimqueue.jobs j JOIN claimqueue.queues q ON q.queue_id = j.queue_id"
     " WHERE j.state = 'running' AND j.lease_expires_at < $1 AND ($2::text IS NULL OR q.name = $2)"
     " ORDER BY j.lease_expires_at LIMIT $3 FOR UPDATE OF j SKIP LOCKED",
@@ -71,6 +72,9 @@ int64 ReapExpiredBatch(text *queue, int limit)
             run_ats[i] = dead ? 0
                               : TimestampTzGetDatum(AfterBackoff(now, attempt, ResultValue(i, 4),
                                                                  ResultValue(i, 5)));
+            if (!dead)  // its queue's waiters wake once this batch commits
+                NoteJobsReady(TextDatumGetCString(ResultValue(i, 6)), 1,
+                              DatumGetTimestampTz(run_ats[i]));
         }
         int dims[1] = {(int) n};
         int lbs[1] = {1};

@@ -11,7 +11,8 @@ namespace claimqueue {
 // "lease expired" as that attempt's error. Skips rows other sessions hold
 // (SKIP LOCKED): it never waits for a worker, and a concurrent complete() and
 // this pass serialize on the row, so exactly one of them wins. `queue` may be
-// NULL (every queue). Returns how many jobs it returned.
+// NULL (every queue). Returns how many jobs it returned; the waiters of the
+// queues that got ready jobs wake when the transaction commits.
 int64 ReapExpiredBatch(text *queue, int limit);
 
 // Deletes up to `limit` done, failed and cancelled jobs that finished longer

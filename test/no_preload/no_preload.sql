@@ -16,3 +16,9 @@ SELECT complete(1, 2);
 SET claimqueue.debug_clock_offset = '8d';
 SELECT purge();
 SELECT count(*) AS jobs_left FROM queue_jobs;
+-- dequeue_wait() claims without the preload, but cannot wait: nothing to
+-- register waiters in. The error says so, with a hint.
+SELECT enqueue('default', '{"n": 2}');
+CALL dequeue_wait('default', 'w1', wait => '0') \gset
+SELECT jsonb_path_query_array(:'jobs', '$[*].id') AS claimed;
+CALL dequeue_wait('default', 'w1', wait => '1s');

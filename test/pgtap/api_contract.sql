@@ -31,7 +31,7 @@ FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extna
 WHERE e.extname = 'pgtap' \gset
 SET LOCAL search_path = :"cq", :"tap", public;
 
-SELECT plan(276);
+SELECT plan(290);
 
 -- ---------------------------------------------------------------------------
 -- The API: one row per SQL function, with the contract it must keep.
@@ -85,14 +85,16 @@ INSERT INTO api VALUES
  (15, 'grant_queue', '{text,text,text}', 'boolean',
      'queue text, privilege text, role text'),
  (16, 'revoke_queue', '{text,text,text}', 'boolean',
-     'queue text, privilege text, role text');
+     'queue text, privilege text, role text'),
+ (17, 'next_due', '{text}', 'timestamp with time zone',
+     'queue text');
 
 -- Helpers that are not part of the client API (schema claimqueue).
 CREATE TEMP TABLE helpers (ord int PRIMARY KEY, fn name NOT NULL, args name[] NOT NULL);
 INSERT INTO helpers VALUES (1, 'check_preload', '{}'), (2, 'explain_claim', '{text,integer}'),
                            (3, 'merge_default_queue', '{}'), (4, 'reaper_status', '{}'),
                            (5, 'start_reaper', '{}'), (6, 'visible_queues', '{}'),
-                           (7, 'queue_grants_changed', '{}');
+                           (7, 'queue_grants_changed', '{}'), (8, 'waiters', '{}');
 
 -- The advisory-lock namespace functions; their contract is test/pgtap/lock_namespaces.sql.
 SELECT '{"lock_namespace(text,text)","register_lock_key(text,text)","lock_key_id(text,text)",'
@@ -112,7 +114,7 @@ SELECT '{"lock_namespace(text,text)","register_lock_key(text,text)","lock_key_id
 CREATE ROLE claimqueue_tap_nobody NOLOGIN;
 CREATE ROLE claimqueue_tap_worker NOLOGIN;
 
--- 16 x 10 per-function assertions -------------------------------------------
+-- 17 x 10 per-function assertions -------------------------------------------
 SELECT has_function(:'cq', fn, args) FROM api ORDER BY ord;
 SELECT function_returns(:'cq', fn, args, returns) FROM api ORDER BY ord;
 SELECT is(pg_catalog.pg_get_function_arguments(
@@ -147,7 +149,7 @@ SELECT is(pg_catalog.pg_get_function_result(
           'lease_expires_at timestamp with time zone, enqueued_at timestamp with time zone)',
           'dequeue() returns TABLE(id, payload, attempt, max_attempts, priority, lease_expires_at, enqueued_at)');
 
--- Helpers: 7 x 4 -------------------------------------------------------------
+-- Helpers: 8 x 4 -------------------------------------------------------------
 SELECT has_function('claimqueue', fn, args) FROM helpers ORDER BY ord;
 SELECT isnt_definer('claimqueue', fn, args) FROM helpers ORDER BY ord;
 -- explain_claim() also sets plan_cache_mode, to show dequeue()'s generic plan.
@@ -164,7 +166,9 @@ FROM helpers WHERE fn <> 'visible_queues' ORDER BY ord;
 SELECT function_privs_are('claimqueue', 'visible_queues', '{}'::name[], 'public', ARRAY['EXECUTE'],
                           'EXECUTE on claimqueue.visible_queues() is granted to PUBLIC');
 
--- The extension owns exactly these functions, no more.
+-- The extension owns exactly these functions, no more: the API functions, the
+-- helpers and the procedure dequeue_wait() (its contract, which differs, is
+-- in waiting.sql).
 SELECT set_eq(
     $$SELECT d.objid::regprocedure::text FROM pg_catalog.pg_depend d
       JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid
@@ -173,9 +177,11 @@ SELECT set_eq(
              UNION ALL
              SELECT format('claimqueue.%%I(%%s)', fn, array_to_string(args, ','))::regprocedure::text FROM helpers
              UNION ALL
-             SELECT format('%%I.%%s', %L, f)::regprocedure::text FROM unnest(%L::text[]) AS f$$,
-           :'cq', :'cq', :'lock_api'),
-    'the extension''s functions are exactly the 16 API functions, 7 helpers and the lock-namespace functions');
+             SELECT format('%%I.%%s', %L, f)::regprocedure::text FROM unnest(%L::text[]) AS f
+             UNION ALL
+             SELECT format('%%I.dequeue_wait(text,text,integer,interval,interval,jsonb)', %L)::regprocedure::text$$,
+           :'cq', :'cq', :'lock_api', :'cq'),
+    'the extension''s functions are exactly the 17 API functions, 8 helpers, the lock-namespace functions and dequeue_wait');
 
 -- ---------------------------------------------------------------------------
 -- Schema, tables and indexes

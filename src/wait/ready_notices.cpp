@@ -1,0 +1,137 @@
+// Commit-time notices of ready jobs (see ready_notices.hpp).
+#include "wait/ready_notices.hpp"
+
+extern "C" {
+#include "commands/async.h"
+#include "utils/datetime.h"
+#include "utils/json.h"
+#include "utils/memutils.h"
+}
+
+#include "engine/clock.hpp"
+#include "wait/waiters.hpp"
+
+namespace claimqueue {
+namespace {
+
+struct Notice {
+    char queue[NAMEDATALEN];
+    int64 n;
+    TimestampTz due;
+    int level;  // transaction nesting level that recorded it
+};
+
+List *pending = NIL;  // of Notice *, in TopTransactionContext
+bool callbacks_registered = false;
+
+void SendNotifications()
+{
+    ListCell *cell;
+    foreach (cell, pending) {
+        const Notice *notice = (const Notice *) lfirst(cell);
+        char channel[NAMEDATALEN];
+        char due[MAXDATELEN + 1];
+        QueueChannel(notice->queue, channel);
+        JsonEncodeDateTime(due, TimestampTzGetDatum(notice->due), TIMESTAMPTZOID, nullptr);
+        char *payload = psprintf("{\"jobs\": %lld, \"due\": \"%s\"}", (long long) notice->n, due);
+        Async_Notify(channel, payload);
+    }
+}
+
+void AtTransactionEnd(XactEvent event, void *)
+{
+    switch (event) {
+    case XACT_EVENT_PRE_COMMIT:
+        // NOTIFY is itself delivered only once the transaction commits.
+        if (notify_on_ready && pending != NIL)
+            SendNotifications();
+        break;
+    case XACT_EVENT_COMMIT: {
+        ListCell *cell;
+        TimestampTz now = ClockNow();
+        foreach (cell, pending) {
+            const Notice *notice = (const Notice *) lfirst(cell);
+            WakeWaiters(MyDatabaseId, notice->queue, notice->n, notice->due, now);
+        }
+        pending = NIL;
+        break;
+    }
+    case XACT_EVENT_ABORT:
+    case XACT_EVENT_PREPARE:
+        pending = NIL;
+        break;
+    default:
+        break;
+    }
+}
+
+void AtSubtransactionEnd(SubXactEvent event, SubTransactionId, SubTransactionId, void *)
+{
+    if (pending == NIL)
+        return;
+    int level = GetCurrentTransactionNestLevel();
+    if (event == SUBXACT_EVENT_ABORT_SUB) {
+        MemoryContext caller = MemoryContextSwitchTo(TopTransactionContext);
+        List *kept = NIL;
+        ListCell *cell;
+        foreach (cell, pending) {
+            Notice *notice = (Notice *) lfirst(cell);
+            if (notice->level < level)
+                kept = lappend(kept, notice);
+        }
+        pending = kept;  // the old cells go with the transaction's memory
+        MemoryContextSwitchTo(caller);
+    } else if (event == SUBXACT_EVENT_COMMIT_SUB) {
+        ListCell *cell;
+        foreach (cell, pending) {
+            Notice *notice = (Notice *) lfirst(cell);
+            if (notice->level >= level)
+                notice->level = level - 1;
+        }
+    }
+}
+
+}  // namespace
+
+void NoteJobsReady(const char *queue, int64 n, TimestampTz due)
+{
+    if (n <= 0 || (!WaitersAvailable() && !notify_on_ready))
+        return;
+    if (!callbacks_registered) {
+        RegisterXactCallback(AtTransactionEnd, nullptr);
+        RegisterSubXactCallback(AtSubtransactionEnd, nullptr);
+        callbacks_registered = true;
+    }
+    int level = GetCurrentTransactionNestLevel();
+    ListCell *cell;
+    foreach (cell, pending) {
+        Notice *notice = (Notice *) lfirst(cell);
+        if (notice->level == level && strcmp(notice->queue, queue) == 0) {
+            notice->n += n;
+            notice->due = Min(notice->due, due);
+            return;
+        }
+    }
+    MemoryContext caller = MemoryContextSwitchTo(TopTransactionContext);
+    Notice *notice = (Notice *) palloc(sizeof(Notice));
+    strlcpy(notice->queue, queue, sizeof(notice->queue));
+    notice->n = n;
+    notice->due = due;
+    notice->level = level;
+    pending = lappend(pending, notice);
+    MemoryContextSwitchTo(caller);
+}
+
+void QueueChannel(const char *queue, char *out)
+{
+    size_t len = strlen(queue);
+    if (len + 3 < NAMEDATALEN) {
+        snprintf(out, NAMEDATALEN, "cq_%s", queue);
+        return;
+    }
+    // cq_ + the first 51 bytes + _ + 8 hex digits of the whole name's hash = 63 bytes.
+    uint32 hash = hash_bytes((const unsigned char *) queue, (int) len);
+    snprintf(out, NAMEDATALEN, "cq_%.51s_%08x", queue, hash);
+}
+
+}  // namespace claimqueue

@@ -1,0 +1,309 @@
+// The waiter registry (see waiters.hpp and README.md).
+#include "wait/waiters.hpp"
+
+extern "C" {
+#include "port/atomics.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+}
+
+#include "errors.h"
+
+namespace claimqueue {
+
+int max_waiters = 128;
+bool notify_on_ready = false;
+
+namespace {
+
+struct Waiter {
+    pid_t pid;                // 0: the slot is free
+    Oid database;
+    char queue[NAMEDATALEN];  // queue names are at most 63 bytes
+    Latch *latch;
+    bool woken;               // woken to look and has not looked since
+    bool counted;             // ... for a job a commit announced (else: more may be ready)
+    TimestampTz deadline;     // its wait ends then (claimqueue's clock)
+    TimestampTz timer_at;     // 0, or: wakes then for the queue's earliest due job
+    TimestampTz since;        // when it registered (real time)
+    int64 wakeups;            // latch sets by wakers (jobs, timers, hand-overs)
+};
+
+struct WaiterState {
+    LWLock *lock;                 // guards the slots
+    pg_atomic_uint32 registered;  // waiters in all slots: commits skip the lock at 0
+    int nslots;
+    Waiter slots[FLEXIBLE_ARRAY_MEMBER];
+};
+
+shmem_request_hook_type prev_shmem_request_hook = nullptr;
+shmem_startup_hook_type prev_shmem_startup_hook = nullptr;
+WaiterState *state = nullptr;
+int my_slot = -1;
+bool exit_callback_registered = false;
+
+Size StateSize()
+{
+    return add_size(offsetof(WaiterState, slots), mul_size(sizeof(Waiter), (Size) max_waiters));
+}
+
+void RequestHook()
+{
+    if (prev_shmem_request_hook)
+        prev_shmem_request_hook();
+    RequestAddinShmemSpace(StateSize());
+    RequestNamedLWLockTranche("claimqueue_waiters", 1);
+}
+
+void StartupHook()
+{
+    if (prev_shmem_startup_hook)
+        prev_shmem_startup_hook();
+    LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+    bool found;
+    state = (WaiterState *) ShmemInitStruct("claimqueue_waiters", StateSize(), &found);
+    if (!found) {
+        memset(state, 0, StateSize());
+        state->lock = &(GetNamedLWLockTranche("claimqueue_waiters"))->lock;
+        pg_atomic_init_u32(&state->registered, 0);
+        state->nslots = max_waiters;
+    }
+    LWLockRelease(AddinShmemInitLock);
+}
+
+bool SameQueue(const Waiter *w, Oid database, const char *queue)
+{
+    return w->pid != 0 && w->database == database && strcmp(w->queue, queue) == 0;
+}
+
+// Wakes one waiter of the queue that has no wake-up pending; the caller holds
+// the lock. `unless_pending`: do nothing if some waiter already has one.
+// `counted`: the wake-up stands for one announced job.
+void WakeOneLocked(Oid database, const char *queue, int except, bool unless_pending,
+                   bool counted)
+{
+    Waiter *chosen = nullptr;
+    for (int i = 0; i < state->nslots; i++) {
+        Waiter *w = &state->slots[i];
+        if (i == except || !SameQueue(w, database, queue))
+            continue;
+        if (w->woken) {
+            if (unless_pending)
+                return;
+        } else if (chosen == nullptr) {
+            chosen = w;
+        }
+    }
+    if (chosen != nullptr) {
+        chosen->woken = true;
+        chosen->counted = counted;
+        chosen->wakeups++;
+        SetLatch(chosen->latch);
+    }
+}
+
+void DeregisterAtExit(int, Datum)
+{
+    DeregisterWaiter(false);
+}
+
+}  // namespace
+
+void DefineWaitSettings()
+{
+    // A PGC_POSTMASTER setting can only be defined while preloading; without
+    // the preload there is no registry to size.
+    if (process_shared_preload_libraries_in_progress)
+        DefineCustomIntVariable(
+            "claimqueue.max_waiters",
+            "Workers that can wait in dequeue_wait() at once, cluster-wide.",
+            "Each waiter takes one slot of shared memory (about 130 bytes); 0 turns waiting off.",
+            &max_waiters, 128, 0, 100000, PGC_POSTMASTER, 0, nullptr, nullptr, nullptr);
+    DefineCustomBoolVariable(
+        "claimqueue.notify", "Sends NOTIFY on the queue's channel when jobs become ready.",
+        "When a transaction that enqueued jobs (or that returned expired leases) commits, "
+        "channel cq_<queue> gets one notification per queue, with the number of jobs and "
+        "when the earliest is due.",
+        &notify_on_ready, false, PGC_USERSET, 0, nullptr, nullptr, nullptr);
+}
+
+void RequestWaiterState()
+{
+    prev_shmem_request_hook = shmem_request_hook;
+    shmem_request_hook = RequestHook;
+    prev_shmem_startup_hook = shmem_startup_hook;
+    shmem_startup_hook = StartupHook;
+}
+
+bool WaitersAvailable()
+{
+    return state != nullptr;
+}
+
+void RegisterWaiter(const char *queue, TimestampTz deadline)
+{
+    Assert(state != nullptr && my_slot < 0);
+    if (!exit_callback_registered) {
+        before_shmem_exit(DeregisterAtExit, 0);
+        exit_callback_registered = true;
+    }
+    LWLockAcquire(state->lock, LW_EXCLUSIVE);
+    for (int i = 0; i < state->nslots; i++) {
+        Waiter *w = &state->slots[i];
+        if (w->pid != 0)
+            continue;
+        w->pid = MyProcPid;
+        w->database = MyDatabaseId;
+        strlcpy(w->queue, queue, sizeof(w->queue));
+        w->latch = MyLatch;
+        w->woken = false;
+        w->counted = false;
+        w->deadline = deadline;
+        w->timer_at = 0;
+        w->since = GetCurrentTimestamp();
+        w->wakeups = 0;
+        my_slot = i;
+        break;
+    }
+    int nslots = state->nslots;
+    LWLockRelease(state->lock);
+    if (nslots == 0)
+        ereport(ERROR,
+                (errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+                 errmsg("cannot wait on queue \"%s\": claimqueue.max_waiters is 0", queue),
+                 errhint("Set claimqueue.max_waiters above 0 and restart the server, or call "
+                         "dequeue_wait() with wait => '0' and poll.")));
+    if (my_slot < 0)
+        ereport(ERROR,
+                (errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+                 errmsg("cannot wait on queue \"%s\": all %d waiter slots are taken", queue,
+                        nslots),
+                 errdetail("claimqueue.max_waiters workers can wait at once in the whole "
+                           "cluster."),
+                 errhint("Raise claimqueue.max_waiters and restart the server, or call "
+                         "dequeue_wait() with wait => '0' and poll.")));
+    // Full barrier: a commit that reads the count after this sees our slot.
+    pg_atomic_fetch_add_u32(&state->registered, 1);
+}
+
+bool WaiterLooks()
+{
+    LWLockAcquire(state->lock, LW_EXCLUSIVE);
+    bool counted = state->slots[my_slot].woken && state->slots[my_slot].counted;
+    state->slots[my_slot].woken = false;
+    state->slots[my_slot].counted = false;
+    LWLockRelease(state->lock);
+    return counted;
+}
+
+TimestampTz WaiterSleepUntil(TimestampTz next_due)
+{
+    LWLockAcquire(state->lock, LW_EXCLUSIVE);
+    Waiter *me = &state->slots[my_slot];
+    me->timer_at = 0;
+    TimestampTz until = me->deadline;
+    if (next_due != 0 && next_due < me->deadline) {
+        bool taken = false;
+        for (int i = 0; i < state->nslots && !taken; i++) {
+            const Waiter *w = &state->slots[i];
+            taken = i != my_slot && SameQueue(w, me->database, me->queue) && w->timer_at != 0 &&
+                    w->timer_at <= next_due;
+        }
+        if (!taken) {
+            me->timer_at = next_due;
+            until = next_due;
+        }
+    }
+    LWLockRelease(state->lock);
+    return until;
+}
+
+void DeregisterWaiter(bool uncounted_full_batch)
+{
+    if (state == nullptr || my_slot < 0)
+        return;
+    LWLockAcquire(state->lock, LW_EXCLUSIVE);
+    Waiter *me = &state->slots[my_slot];
+    bool unused_wakeup = me->woken || me->timer_at != 0;
+    bool unused_count = me->woken && me->counted;
+    Oid database = me->database;
+    char queue[NAMEDATALEN];
+    strlcpy(queue, me->queue, sizeof(queue));
+    me->pid = 0;
+    me->latch = nullptr;
+    me->woken = false;
+    me->timer_at = 0;
+    if (unused_wakeup || uncounted_full_batch)
+        WakeOneLocked(database, queue, my_slot, !unused_wakeup, unused_count);
+    my_slot = -1;
+    LWLockRelease(state->lock);
+    pg_atomic_fetch_sub_u32(&state->registered, 1);
+}
+
+void WakeWaiters(Oid database, const char *queue, int64 n, TimestampTz due, TimestampTz now)
+{
+    if (state == nullptr || n <= 0)
+        return;
+    pg_memory_barrier();  // pairs with the fetch_add in RegisterWaiter
+    if (pg_atomic_read_u32(&state->registered) == 0)
+        return;
+    LWLockAcquire(state->lock, LW_EXCLUSIVE);
+    if (due <= now) {
+        for (int i = 0; i < state->nslots && n > 0; i++) {
+            Waiter *w = &state->slots[i];
+            if (SameQueue(w, database, queue) && !w->woken) {
+                w->woken = true;
+                w->counted = true;
+                w->wakeups++;
+                SetLatch(w->latch);
+                n--;
+            }
+        }
+    } else {
+        // One timer per queue, held by the waiter that wakes first: keep it if
+        // it is due no later than this job, else move it to a waiter that is
+        // still waiting then (the current holder first).
+        Waiter *chosen = nullptr;
+        bool covered = false;
+        for (int i = 0; i < state->nslots && !covered; i++) {
+            Waiter *w = &state->slots[i];
+            if (!SameQueue(w, database, queue))
+                continue;
+            if (w->timer_at != 0 && w->timer_at <= due)
+                covered = true;
+            else if (w->deadline > due && (chosen == nullptr || w->timer_at != 0))
+                chosen = w;
+        }
+        if (!covered && chosen != nullptr) {
+            chosen->timer_at = due;
+            chosen->wakeups++;
+            SetLatch(chosen->latch);
+        }
+    }
+    LWLockRelease(state->lock);
+}
+
+void ListWaiters(Tuplestorestate *out, TupleDesc desc)
+{
+    if (state == nullptr)
+        return;
+    LWLockAcquire(state->lock, LW_SHARED);
+    int n = 0;
+    Waiter *copy = (Waiter *) palloc(sizeof(Waiter) * Max(state->nslots, 1));
+    for (int i = 0; i < state->nslots; i++)
+        if (state->slots[i].pid != 0 && state->slots[i].database == MyDatabaseId)
+            copy[n++] = state->slots[i];
+    LWLockRelease(state->lock);
+    for (int i = 0; i < n; i++) {
+        Datum values[6] = {Int32GetDatum(copy[i].pid), CStringGetTextDatum(copy[i].queue),
+                           TimestampTzGetDatum(copy[i].since),
+                           TimestampTzGetDatum(copy[i].deadline),
+                           TimestampTzGetDatum(copy[i].timer_at), Int64GetDatum(copy[i].wakeups)};
+        bool nulls[6] = {false, false, false, false, copy[i].timer_at == 0, false};
+        tuplestore_putvalues(out, desc, values, nulls);
+    }
+}
+
+}  // namespace claimqueue
