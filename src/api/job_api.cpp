@@ -122,6 +122,40 @@ CQ_FUNCTION(cq_dequeue)
     return (Datum) 0;
 }
 
+// complete_and_dequeue(id, attempt, queue, worker, batch, lease) -> claimed jobs:
+// complete(id, attempt) then dequeue(queue, worker, batch, lease) in one call,
+// for a worker that commits once per job. id and attempt NULL: only the claim.
+CQ_FUNCTION(cq_complete_and_dequeue)
+{
+    bool has_previous = !PG_ARGISNULL(0);
+    int64 id = 0;
+    int32 attempt = 0;
+    if (has_previous) {
+        id = PG_GETARG_INT64(0);
+        attempt = AttemptArg(fcinfo, 1);
+    } else if (!PG_ARGISNULL(1))
+        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+                        errmsg("job id must not be NULL when attempt %d is given",
+                               PG_GETARG_INT32(1)),
+                        errhint("Pass both the id and the attempt of the job to complete, or "
+                                "both NULL to only claim.")));
+    text *queue = QueueNameArg(fcinfo, 2);
+    text *worker = TextArg(fcinfo, 3, "worker");
+    rules::CheckWorkerName(View(worker));
+    RequireArg(fcinfo, 4, "batch");
+    rules::CheckBatch(PG_GETARG_INT32(4));
+    Interval *lease = IntervalArg(fcinfo, 5, "lease", true);
+    if (lease)
+        CheckIntervalArg("lease", lease, true);
+    RequireReadCommitted("complete_and_dequeue()");
+
+    InitMaterializedSRF(fcinfo, 0);
+    ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+    CompleteAndClaimJobs(has_previous ? &id : nullptr, attempt, queue, worker,
+                         PG_GETARG_INT32(4), lease, rsinfo->setResult, rsinfo->setDesc);
+    return (Datum) 0;
+}
+
 // complete(id, attempt)
 CQ_FUNCTION(cq_complete)
 {

@@ -171,12 +171,14 @@ void RequireReadCommitted(const char *function)
                  errhint("Run %s in a READ COMMITTED transaction.", function)));
 }
 
-uint64 ClaimJobs(text *queue, text *worker, int32 batch, Interval *lease, Tuplestorestate *out,
-                 TupleDesc out_desc)
+namespace {
+
+// The claim, inside the caller's SPI connection.
+uint64 ClaimInto(text *queue, text *worker, int32 batch, Interval *lease, TimestampTz now,
+                 Tuplestorestate *out, TupleDesc out_desc)
 {
-    ConnectSpi();
     Datum args[5] = {PointerGetDatum(queue), PointerGetDatum(worker), Int32GetDatum(batch),
-                     TimestampTzGetDatum(ClockNow()), PointerGetDatum(lease)};
+                     TimestampTzGetDatum(now), PointerGetDatum(lease)};
     const char *nulls = lease ? nullptr : "    n";
     uint64 n = Execute(&kClaim, args, nulls);
     if (n == 0)
@@ -188,6 +190,37 @@ uint64 ClaimJobs(text *queue, text *worker, int32 batch, Interval *lease, Tuples
             values[col] = ResultValue(row, col + 1, &isnull[col]);
         tuplestore_putvalues(out, out_desc, values, isnull);
     }
+    return n;
+}
+
+// complete(), inside the caller's SPI connection.
+void CompleteInto(int64 id, int32 attempt, TimestampTz now)
+{
+    Datum args[3] = {Int64GetDatum(id), Int32GetDatum(attempt), TimestampTzGetDatum(now)};
+    if (Execute(&kComplete, args, nullptr) != 1)
+        ReportNotHeld(id, attempt, "complete");
+}
+
+}  // namespace
+
+uint64 ClaimJobs(text *queue, text *worker, int32 batch, Interval *lease, Tuplestorestate *out,
+                 TupleDesc out_desc)
+{
+    ConnectSpi();
+    uint64 n = ClaimInto(queue, worker, batch, lease, ClockNow(), out, out_desc);
+    FinishSpi();
+    return n;
+}
+
+uint64 CompleteAndClaimJobs(const int64 *id, int32 attempt, text *queue, text *worker,
+                            int32 batch, Interval *lease, Tuplestorestate *out,
+                            TupleDesc out_desc)
+{
+    ConnectSpi();
+    TimestampTz now = ClockNow();
+    if (id != nullptr)
+        CompleteInto(*id, attempt, now);  // raises before anything is claimed
+    uint64 n = ClaimInto(queue, worker, batch, lease, now, out, out_desc);
     FinishSpi();
     return n;
 }
@@ -195,9 +228,7 @@ uint64 ClaimJobs(text *queue, text *worker, int32 batch, Interval *lease, Tuples
 void CompleteJob(int64 id, int32 attempt)
 {
     ConnectSpi();
-    Datum args[3] = {Int64GetDatum(id), Int32GetDatum(attempt), TimestampTzGetDatum(ClockNow())};
-    if (Execute(&kComplete, args, nullptr) != 1)
-        ReportNotHeld(id, attempt, "complete");
+    CompleteInto(id, attempt, ClockNow());
     FinishSpi();
 }
 

@@ -16,6 +16,14 @@ uint64 ClaimJobs(text *queue, text *worker, int32 batch, Interval *lease,
 
 void CompleteJob(int64 id, int32 attempt);
 
+// One job's completion and the next claim in one call (and one SPI
+// connection): completes job *id under `attempt` exactly as CompleteJob does,
+// raising (QC003 when stale) before anything is claimed, then claims as
+// ClaimJobs does. `id` NULL: nothing to complete, only the claim.
+uint64 CompleteAndClaimJobs(const int64 *id, int32 attempt, text *queue, text *worker,
+                            int32 batch, Interval *lease, Tuplestorestate *out,
+                            TupleDesc out_desc);
+
 // Completes every (ids[i], attempts[i]) in one statement, all or nothing: if
 // any job is not running under its attempt, raises as CompleteJob would for
 // the first such job and the statement changes nothing. Ids are distinct.

@@ -673,3 +673,36 @@ REVOKE ALL ON FUNCTION
 FROM PUBLIC;
 REVOKE ALL ON @extschema@.advisory_locks FROM PUBLIC;
 -- End of advisory-lock namespaces (issue 4)
+
+-- ---------------------------------------------------------------------------
+-- Performance (issue 5)
+-- ---------------------------------------------------------------------------
+
+-- A worker that commits once per job: the previous job's completion and the
+-- next claim in one call, so a loop of one statement per job in autocommit
+-- costs one round trip and one durable commit.
+CREATE FUNCTION @extschema@.complete_and_dequeue(
+    id      bigint,
+    attempt integer,
+    queue   text,
+    worker  text,
+    batch   integer  DEFAULT 1,
+    lease   interval DEFAULT NULL)
+RETURNS TABLE (
+    id               bigint,
+    payload          jsonb,
+    attempt          integer,
+    max_attempts     integer,
+    priority         integer,
+    lease_expires_at timestamptz,
+    enqueued_at      timestamptz)
+LANGUAGE c VOLATILE SECURITY DEFINER ROWS 1
+SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'cq_complete_and_dequeue';
+COMMENT ON FUNCTION @extschema@.complete_and_dequeue(bigint, integer, text, text, integer, interval)
+    IS 'complete(id, attempt), then dequeue(queue, worker, batch, lease), in one call; a stale attempt raises QC003 and claims nothing; id and attempt NULL only claim';
+
+REVOKE ALL ON FUNCTION
+    @extschema@.complete_and_dequeue(bigint, integer, text, text, integer, interval)
+FROM PUBLIC;
+-- End of performance (issue 5)
