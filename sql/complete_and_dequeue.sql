@@ -57,3 +57,16 @@ EXECUTE untyped(NULL, NULL, 'work', 'w1');
 EXECUTE untyped(4, 1, 'work', 'w1');
 DEALLOCATE untyped;
 SELECT id, state, attempt, worker FROM pg_temp.jobs WHERE id IN (4, 7);
+-- Payloads stored out of line (TOAST) come back whole, also from the
+-- functions called in the select list.
+CREATE TEMP TABLE big AS SELECT (SELECT string_agg(md5(g::text), '') FROM generate_series(1, 3000) g) AS text;
+SELECT enqueue('other', jsonb_build_object('big', (SELECT text FROM big))) AS big1 \gset
+SELECT enqueue('other', jsonb_build_object('big', (SELECT text FROM big))) AS big2 \gset
+SELECT enqueue('other', jsonb_build_object('big', (SELECT text FROM big))) AS big3 \gset
+SELECT id = :big1 AS first_big, attempt, payload->>'big' = (SELECT text FROM big) AS intact
+FROM complete_and_dequeue(7, 1, 'other', 'w1');
+SELECT (r).id = :big2 AS second_big, (r).attempt, (r).payload->>'big' = (SELECT text FROM big) AS intact
+FROM (SELECT complete_and_dequeue(:big1, 1, 'other', 'w1') AS r) s;
+SELECT (r).id = :big3 AS third_big, (r).payload->>'big' = (SELECT text FROM big) AS intact
+FROM (SELECT dequeue('other', 'w1') AS r) s;
+SELECT id, state FROM pg_temp.jobs WHERE id IN (7, :big1, :big2, :big3);

@@ -60,6 +60,16 @@ NewJob JobOptions(FunctionCallInfo fcinfo, int n)
     return job;
 }
 
+// The result store of dequeue() and complete_and_dequeue(). In FROM (the usual
+// call) the caller passes the row type it expects; copying it spares building
+// the type from pg_proc on every call.
+void InitClaimSRF(FunctionCallInfo fcinfo)
+{
+    ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+    bool expected = rsinfo != nullptr && IsA(rsinfo, ReturnSetInfo) && rsinfo->expectedDesc != nullptr;
+    InitMaterializedSRF(fcinfo, expected ? MAT_SRF_USE_EXPECTED_DESC : 0);
+}
+
 }  // namespace
 
 // enqueue(queue, payload, run_at, priority, max_attempts, dedup_key) -> id
@@ -116,9 +126,10 @@ CQ_FUNCTION(cq_dequeue)
         CheckIntervalArg("lease", lease, true);
     RequireReadCommitted("dequeue()");
 
-    InitMaterializedSRF(fcinfo, 0);
+    InitClaimSRF(fcinfo);
     ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-    ClaimJobs(queue, worker, PG_GETARG_INT32(2), lease, rsinfo->setResult, rsinfo->setDesc);
+    ClaimJobs(queue, worker, PG_GETARG_INT32(2), lease, rsinfo->setResult,
+              rsinfo->econtext->ecxt_per_query_memory);
     return (Datum) 0;
 }
 
@@ -149,10 +160,11 @@ CQ_FUNCTION(cq_complete_and_dequeue)
         CheckIntervalArg("lease", lease, true);
     RequireReadCommitted("complete_and_dequeue()");
 
-    InitMaterializedSRF(fcinfo, 0);
+    InitClaimSRF(fcinfo);
     ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
     CompleteAndClaimJobs(has_previous ? &id : nullptr, attempt, queue, worker,
-                         PG_GETARG_INT32(4), lease, rsinfo->setResult, rsinfo->setDesc);
+                         PG_GETARG_INT32(4), lease, rsinfo->setResult,
+                         rsinfo->econtext->ecxt_per_query_memory);
     return (Datum) 0;
 }
 

@@ -10,9 +10,10 @@ namespace claimqueue {
 
 // Claims up to `batch` ready jobs of `queue` with FOR UPDATE SKIP LOCKED and
 // the state change in one statement; appends one row per job to `out`
-// (columns as dequeue() returns them). `lease` may be NULL (queue default).
+// (columns as dequeue() returns them; the store lives in `out_context`).
+// `lease` may be NULL (queue default).
 uint64 ClaimJobs(text *queue, text *worker, int32 batch, Interval *lease,
-                 Tuplestorestate *out, TupleDesc out_desc);
+                 Tuplestorestate *out, MemoryContext out_context);
 
 void CompleteJob(int64 id, int32 attempt);
 
@@ -22,7 +23,7 @@ void CompleteJob(int64 id, int32 attempt);
 // ClaimJobs does. `id` NULL: nothing to complete, only the claim.
 uint64 CompleteAndClaimJobs(const int64 *id, int32 attempt, text *queue, text *worker,
                             int32 batch, Interval *lease, Tuplestorestate *out,
-                            TupleDesc out_desc);
+                            MemoryContext out_context);
 
 // Completes every (ids[i], attempts[i]) in one statement, all or nothing: if
 // any job is not running under its attempt, raises as CompleteJob would for
