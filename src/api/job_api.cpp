@@ -66,7 +66,8 @@ NewJob JobOptions(FunctionCallInfo fcinfo, int n)
 void InitClaimSRF(FunctionCallInfo fcinfo)
 {
     ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-    bool expected = rsinfo != nullptr && IsA(rsinfo, ReturnSetInfo) && rsinfo->expectedDesc != nullptr;
+    bool expected =
+        rsinfo != nullptr && IsA(rsinfo, ReturnSetInfo) && rsinfo->expectedDesc != nullptr;
     InitMaterializedSRF(fcinfo, expected ? MAT_SRF_USE_EXPECTED_DESC : 0);
 }
 
