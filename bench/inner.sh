@@ -110,11 +110,13 @@ plain_history() {
 cq_count()    { val "SELECT count(*) FROM claimqueue.jobs WHERE state = '$1'"; }
 plain_count() { val "SELECT count(*) FROM bench_plain WHERE status = '$1'"; }
 
-# pgbench_run NAME CLIENTS SECONDS SCRIPT: one pgbench run; sets LOOPS and TPS.
+# pgbench_run NAME CLIENTS SECONDS SCRIPT [PGBENCH OPTIONS...]: one pgbench run;
+# sets LOOPS and TPS.
 pgbench_run() {
     local name=$1 c=$2 t=$3 script=$4 out=$logs/$1.log
-    log "  pgbench $name: -c $c -T $t $(basename "$script")"
-    if ! pgbench -n -M prepared -c "$c" -j "$(threads "$c")" -T "$t" -f "$script" >"$out" 2>&1; then
+    shift 4
+    log "  pgbench $name: -c $c -T $t $(basename "$script")${1:+ $*}"
+    if ! pgbench -n -M prepared -c "$c" -j "$(threads "$c")" -T "$t" "$@" -f "$script" >"$out" 2>&1; then
         tail -20 "$out" >&2
         die "pgbench $name failed (log: $out)"
     fi
@@ -197,6 +199,18 @@ done
 log "(4) one commit per job: claim and complete in one transaction"
 for c in $onetxn_clients; do
     drain_pair one_commit "$c" "$t_onetxn" "$drain_prefill" "" cq_onetxn.sql plain_onetxn.sql commit1 one_commit_per_job
+done
+
+# claimqueue alone: complete_and_dequeue(), one statement and one commit per job
+# (compared with plain's one_commit_per_job above by report.sql). Each client's
+# last claim is left running; only done jobs count.
+log "(4b) one call per job: complete_and_dequeue() in autocommit"
+for c in $onetxn_clients; do
+    reset_tables
+    cq_fill "$drain_prefill"; settle
+    pgbench_run "one_call_per_job_claimqueue_c$c" "$c" "$t_onetxn" "$sqldir/cq_onecall.sql" -D id=0 -D attempt=0
+    left=$(cq_count ready)
+    record one_commit one_call_per_job claimqueue "$c" "$t_onetxn" "$(cq_count done)" commit1 "$left" "$(dry_note "$left")"
 done
 
 # --- (5) batch of 100 --------------------------------------------------------------

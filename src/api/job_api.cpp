@@ -77,6 +77,17 @@ void CheckPayloadSizes(ArrayType *payloads)
     array_free_iterator(it);
 }
 
+// The result store of dequeue() and complete_and_dequeue(). In FROM (the usual
+// call) the caller passes the row type it expects; copying it spares building
+// the type from pg_proc on every call.
+void InitClaimSRF(FunctionCallInfo fcinfo)
+{
+    ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+    bool expected =
+        rsinfo != nullptr && IsA(rsinfo, ReturnSetInfo) && rsinfo->expectedDesc != nullptr;
+    InitMaterializedSRF(fcinfo, expected ? MAT_SRF_USE_EXPECTED_DESC : 0);
+}
+
 }  // namespace
 
 // enqueue(queue, payload, run_at, priority, max_attempts, dedup_key) -> id
@@ -139,9 +150,48 @@ CQ_QUEUE_FUNCTION(cq_dequeue)
     RequireReadCommitted("dequeue()");
     RequireQueuePrivilege(queue, QueuePrivilege::kConsume, "dequeue()");
 
-    InitMaterializedSRF(fcinfo, 0);
+    InitClaimSRF(fcinfo);
     ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-    ClaimJobs(queue, worker, PG_GETARG_INT32(2), lease, rsinfo->setResult, rsinfo->setDesc);
+    ClaimJobs(queue, worker, PG_GETARG_INT32(2), lease, rsinfo->setResult,
+              rsinfo->econtext->ecxt_per_query_memory);
+    return (Datum) 0;
+}
+
+// complete_and_dequeue(id, attempt, queue, worker, batch, lease) -> claimed jobs:
+// complete(id, attempt) then dequeue(queue, worker, batch, lease) in one call,
+// for a worker that commits once per job. id and attempt NULL: only the claim.
+CQ_QUEUE_FUNCTION(cq_complete_and_dequeue)
+{
+    bool has_previous = !PG_ARGISNULL(0);
+    int64 id = 0;
+    int32 attempt = 0;
+    if (has_previous) {
+        id = PG_GETARG_INT64(0);
+        attempt = AttemptArg(fcinfo, 1);
+    } else if (!PG_ARGISNULL(1))
+        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+                        errmsg("job id must not be NULL when attempt %d is given",
+                               PG_GETARG_INT32(1)),
+                        errhint("Pass both the id and the attempt of the job to complete, or "
+                                "both NULL to only claim.")));
+    text *queue = QueueNameArg(fcinfo, 2);
+    text *worker = TextArg(fcinfo, 3, "worker");
+    rules::CheckWorkerName(View(worker));
+    RequireArg(fcinfo, 4, "batch");
+    rules::CheckBatch(PG_GETARG_INT32(4));
+    Interval *lease = IntervalArg(fcinfo, 5, "lease", true);
+    if (lease)
+        CheckIntervalArg("lease", lease, true);
+    RequireReadCommitted("complete_and_dequeue()");
+    if (has_previous)
+        RequireJobPrivilege(id, QueuePrivilege::kConsume, "complete_and_dequeue()");
+    RequireQueuePrivilege(queue, QueuePrivilege::kConsume, "complete_and_dequeue()");
+
+    InitClaimSRF(fcinfo);
+    ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+    CompleteAndClaimJobs(has_previous ? &id : nullptr, attempt, queue, worker,
+                         PG_GETARG_INT32(4), lease, rsinfo->setResult,
+                         rsinfo->econtext->ecxt_per_query_memory);
     return (Datum) 0;
 }
 

@@ -194,23 +194,50 @@ void RequireReadCommitted(const char *function)
                  errhint("Run %s in a READ COMMITTED transaction.", function)));
 }
 
-uint64 ClaimJobs(text *queue, text *worker, int32 batch, Interval *lease, Tuplestorestate *out,
-                 TupleDesc out_desc)
+namespace {
+
+// The claim, inside the caller's SPI connection. The statement's columns are
+// dequeue()'s, so its rows go straight into the caller's store.
+uint64 ClaimInto(text *queue, text *worker, int32 batch, Interval *lease, TimestampTz now,
+                 Tuplestorestate *out, MemoryContext out_context)
 {
-    ConnectSpi();
     Datum args[5] = {PointerGetDatum(queue), PointerGetDatum(worker), Int32GetDatum(batch),
-                     TimestampTzGetDatum(ClockNow()), PointerGetDatum(lease)};
+                     TimestampTzGetDatum(now), PointerGetDatum(lease)};
     const char *nulls = lease ? nullptr : "    n";
-    uint64 n = Execute(&kClaim, args, nulls);
+    uint64 n = ExecuteInto(&kClaim, args, nulls, out, out_context);
     if (n == 0)
         RequireQueueExists(queue);  // empty because unknown, or just nothing claimable
-    Datum values[7];
-    bool isnull[7];
-    for (uint64 row = 0; row < n; row++) {
-        for (int col = 0; col < 7; col++)
-            values[col] = ResultValue(row, col + 1, &isnull[col]);
-        tuplestore_putvalues(out, out_desc, values, isnull);
-    }
+    return n;
+}
+
+// complete(), inside the caller's SPI connection.
+void CompleteInto(int64 id, int32 attempt, TimestampTz now)
+{
+    Datum args[3] = {Int64GetDatum(id), Int32GetDatum(attempt), TimestampTzGetDatum(now)};
+    if (Execute(&kComplete, args, nullptr) != 1)
+        ReportNotHeld(id, attempt, "complete");
+}
+
+}  // namespace
+
+uint64 ClaimJobs(text *queue, text *worker, int32 batch, Interval *lease, Tuplestorestate *out,
+                 MemoryContext out_context)
+{
+    ConnectSpi();
+    uint64 n = ClaimInto(queue, worker, batch, lease, ClockNow(), out, out_context);
+    FinishSpi();
+    return n;
+}
+
+uint64 CompleteAndClaimJobs(const int64 *id, int32 attempt, text *queue, text *worker,
+                            int32 batch, Interval *lease, Tuplestorestate *out,
+                            MemoryContext out_context)
+{
+    ConnectSpi();
+    TimestampTz now = ClockNow();
+    if (id != nullptr)
+        CompleteInto(*id, attempt, now);  // raises before anything is claimed
+    uint64 n = ClaimInto(queue, worker, batch, lease, now, out, out_context);
     FinishSpi();
     return n;
 }
@@ -230,9 +257,7 @@ bool NextDue(text *queue, TimestampTz *due)
 void CompleteJob(int64 id, int32 attempt)
 {
     ConnectSpi();
-    Datum args[3] = {Int64GetDatum(id), Int32GetDatum(attempt), TimestampTzGetDatum(ClockNow())};
-    if (Execute(&kComplete, args, nullptr) != 1)
-        ReportNotHeld(id, attempt, "complete");
+    CompleteInto(id, attempt, ClockNow());
     FinishSpi();
 }
 

@@ -10,15 +10,24 @@ namespace claimqueue {
 
 // Claims up to `batch` ready jobs of `queue` with FOR UPDATE SKIP LOCKED and
 // the state change in one statement; appends one row per job to `out`
-// (columns as dequeue() returns them). `lease` may be NULL (queue default).
+// (columns as dequeue() returns them; the store lives in `out_context`).
+// `lease` may be NULL (queue default).
 uint64 ClaimJobs(text *queue, text *worker, int32 batch, Interval *lease,
-                 Tuplestorestate *out, TupleDesc out_desc);
+                 Tuplestorestate *out, MemoryContext out_context);
 
 // When the next ready job of `queue` is due (its earliest run_at), in *due;
 // false when the queue has no ready job. Raises QC001 for an unknown queue.
 bool NextDue(text *queue, TimestampTz *due);
 
 void CompleteJob(int64 id, int32 attempt);
+
+// One job's completion and the next claim in one call (and one SPI
+// connection): completes job *id under `attempt` exactly as CompleteJob does,
+// raising (QC003 when stale) before anything is claimed, then claims as
+// ClaimJobs does. `id` NULL: nothing to complete, only the claim.
+uint64 CompleteAndClaimJobs(const int64 *id, int32 attempt, text *queue, text *worker,
+                            int32 batch, Interval *lease, Tuplestorestate *out,
+                            MemoryContext out_context);
 
 // Completes every (ids[i], attempts[i]) in one statement, all or nothing: if
 // any job is not running under its attempt, raises as CompleteJob would for

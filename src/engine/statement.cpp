@@ -2,6 +2,8 @@
 #include "engine/statement.hpp"
 
 extern "C" {
+#include "executor/tstoreReceiver.h"
+#include "nodes/params.h"
 #include "utils/snapmgr.h"
 }
 
@@ -37,6 +39,30 @@ static uint64 Processed(int rc, const Statement *stmt)
 uint64 Execute(Statement *stmt, Datum *values, const char *nulls, long max_rows)
 {
     return Processed(SPI_execute_plan(Prepared(stmt), values, nulls, false, max_rows), stmt);
+}
+
+uint64 ExecuteInto(Statement *stmt, Datum *values, const char *nulls, Tuplestorestate *out,
+                   MemoryContext out_context)
+{
+    SPIPlanPtr plan = Prepared(stmt);
+    ParamListInfo params = makeParamList(stmt->nargs);
+    for (int i = 0; i < stmt->nargs; i++) {
+        ParamExternData *param = &params->params[i];
+        param->value = values[i];
+        param->isnull = nulls != nullptr && nulls[i] == 'n';
+        param->pflags = PARAM_FLAG_CONST;
+        param->ptype = stmt->argtypes[i];
+    }
+    // Detoasted as PL/pgSQL's RETURN QUERY does: the store outlives this statement.
+    DestReceiver *dest = CreateDestReceiver(DestTuplestore);
+    SetTuplestoreDestReceiverParams(dest, out, out_context, true, nullptr, nullptr);
+    SPIExecuteOptions options;
+    memset(&options, 0, sizeof(options));
+    options.params = params;
+    options.dest = dest;
+    uint64 n = Processed(SPI_execute_plan_extended(plan, &options), stmt);
+    dest->rDestroy(dest);
+    return n;
 }
 
 uint64 ExecuteLatest(Statement *stmt, Datum *values, const char *nulls, long max_rows)

@@ -20,6 +20,12 @@ struct Statement {
 // be NULL when no argument is NULL. Raises on any SPI failure.
 uint64 Execute(Statement *stmt, Datum *values, const char *nulls, long max_rows = 0);
 
+// As Execute, but the result rows go straight into `out` (allocated in
+// `out_context`), without SPI's result table: for a set-returning function
+// whose result columns are exactly the statement's. Returns the rows stored.
+uint64 ExecuteInto(Statement *stmt, Datum *values, const char *nulls, Tuplestorestate *out,
+                   MemoryContext out_context);
+
 // As Execute, but read-only and reading with the latest snapshot instead of
 // the transaction's: what has committed by now, also under REPEATABLE READ.
 uint64 ExecuteLatest(Statement *stmt, Datum *values, const char *nulls, long max_rows = 0);

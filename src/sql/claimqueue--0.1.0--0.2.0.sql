@@ -602,3 +602,39 @@ FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION @extschema@.next_due(text) TO claimqueue_consumer, claimqueue_admin;
 GRANT EXECUTE ON PROCEDURE @extschema@.dequeue_wait(text, text, integer, interval, interval, jsonb)
     TO claimqueue_consumer, claimqueue_admin;
+
+-- ---------------------------------------------------------------------------
+-- Performance (issue 5)
+-- ---------------------------------------------------------------------------
+
+-- A worker that commits once per job: the previous job's completion and the
+-- next claim in one call, so a loop of one statement per job in autocommit
+-- costs one round trip and one durable commit.
+CREATE FUNCTION @extschema@.complete_and_dequeue(
+    id      bigint,
+    attempt integer,
+    queue   text,
+    worker  text,
+    batch   integer  DEFAULT 1,
+    lease   interval DEFAULT NULL)
+RETURNS TABLE (
+    id               bigint,
+    payload          jsonb,
+    attempt          integer,
+    max_attempts     integer,
+    priority         integer,
+    lease_expires_at timestamptz,
+    enqueued_at      timestamptz)
+LANGUAGE c VOLATILE SECURITY INVOKER ROWS 1
+SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'cq_complete_and_dequeue';
+COMMENT ON FUNCTION @extschema@.complete_and_dequeue(bigint, integer, text, text, integer, interval)
+    IS 'complete(id, attempt), then dequeue(queue, worker, batch, lease), in one call; a stale attempt raises QC003 and claims nothing; id and attempt NULL only claim';
+
+REVOKE ALL ON FUNCTION
+    @extschema@.complete_and_dequeue(bigint, integer, text, text, integer, interval)
+FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION
+    @extschema@.complete_and_dequeue(bigint, integer, text, text, integer, interval)
+TO claimqueue_consumer, claimqueue_admin;
+-- End of performance (issue 5)

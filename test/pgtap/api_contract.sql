@@ -31,7 +31,7 @@ FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extna
 WHERE e.extname = 'pgtap' \gset
 SET LOCAL search_path = :"cq", :"tap", public;
 
-SELECT plan(290);
+SELECT plan(304);
 
 -- ---------------------------------------------------------------------------
 -- The API: one row per SQL function, with the contract it must keep.
@@ -87,7 +87,9 @@ INSERT INTO api VALUES
  (16, 'revoke_queue', '{text,text,text}', 'boolean',
      'queue text, privilege text, role text'),
  (17, 'next_due', '{text}', 'timestamp with time zone',
-     'queue text');
+     'queue text'),
+ (18, 'complete_and_dequeue', '{bigint,integer,text,text,integer,interval}', 'setof record',
+     'id bigint, attempt integer, queue text, worker text, batch integer DEFAULT 1, lease interval DEFAULT NULL::interval');
 
 -- Helpers that are not part of the client API (schema claimqueue).
 CREATE TEMP TABLE helpers (ord int PRIMARY KEY, fn name NOT NULL, args name[] NOT NULL);
@@ -114,7 +116,7 @@ SELECT '{"lock_namespace(text,text)","register_lock_key(text,text)","lock_key_id
 CREATE ROLE claimqueue_tap_nobody NOLOGIN;
 CREATE ROLE claimqueue_tap_worker NOLOGIN;
 
--- 17 x 10 per-function assertions -------------------------------------------
+-- 18 x 10 per-function assertions -------------------------------------------
 SELECT has_function(:'cq', fn, args) FROM api ORDER BY ord;
 SELECT function_returns(:'cq', fn, args, returns) FROM api ORDER BY ord;
 SELECT is(pg_catalog.pg_get_function_arguments(
@@ -148,6 +150,11 @@ SELECT is(pg_catalog.pg_get_function_result(
           'TABLE(id bigint, payload jsonb, attempt integer, max_attempts integer, priority integer, '
           'lease_expires_at timestamp with time zone, enqueued_at timestamp with time zone)',
           'dequeue() returns TABLE(id, payload, attempt, max_attempts, priority, lease_expires_at, enqueued_at)');
+SELECT is(pg_catalog.pg_get_function_result(
+              pg_catalog.to_regprocedure(format('%I.complete_and_dequeue(bigint,integer,text,text,integer,interval)', :'cq'))),
+          'TABLE(id bigint, payload jsonb, attempt integer, max_attempts integer, priority integer, '
+          'lease_expires_at timestamp with time zone, enqueued_at timestamp with time zone)',
+          'complete_and_dequeue() returns the same columns as dequeue()');
 
 -- Helpers: 8 x 4 -------------------------------------------------------------
 SELECT has_function('claimqueue', fn, args) FROM helpers ORDER BY ord;
@@ -181,7 +188,7 @@ SELECT set_eq(
              UNION ALL
              SELECT format('%%I.dequeue_wait(text,text,integer,interval,interval,jsonb)', %L)::regprocedure::text$$,
            :'cq', :'cq', :'lock_api', :'cq'),
-    'the extension''s functions are exactly the 17 API functions, 8 helpers, the lock-namespace functions and dequeue_wait');
+    'the extension''s functions are exactly the 18 API functions, 8 helpers, the lock-namespace functions and dequeue_wait');
 
 -- ---------------------------------------------------------------------------
 -- Schema, tables and indexes
@@ -397,6 +404,8 @@ SELECT throws_ok($$SELECT * FROM dequeue('default', NULL)$$, '22004', NULL,
                  'dequeue() with a NULL worker raises 22004');
 SELECT throws_ok($$SELECT complete(NULL, 1)$$, '22004', NULL,
                  'complete() with a NULL id raises 22004');
+SELECT throws_ok($$SELECT * FROM complete_and_dequeue(1, NULL, 'default', 'w')$$, '22004', NULL,
+                 'complete_and_dequeue() with an id and a NULL attempt raises 22004');
 SELECT throws_ok($$SELECT complete(1, NULL)$$, '22004', NULL,
                  'complete() with a NULL attempt raises 22004');
 SELECT throws_ok($$SELECT create_queue('tap_null_lease', lease => NULL)$$, '22004', NULL,
@@ -435,6 +444,11 @@ SET LOCAL claimqueue.debug_clock_offset = 3600;
 SELECT is(reap('tap_stale'), 1::bigint, 'reap() returns the expired claim to the queue');
 SELECT throws_ok(format('SELECT complete(%s, %s)', :claim_id, :claim_attempt), 'QC003', NULL,
                  'complete() by a claim whose lease expired and was reaped raises QC003');
+SELECT throws_ok(format($$SELECT * FROM complete_and_dequeue(%s, %s, 'tap_stale', 'w1')$$,
+                        :claim_id, :claim_attempt), 'QC003', NULL,
+                 'complete_and_dequeue() by a claim whose lease expired and was reaped raises QC003');
+SELECT is((SELECT state FROM claimqueue.jobs WHERE id = :claim_id), 'ready',
+          'the stale complete_and_dequeue() claimed nothing: the reaped job is still ready');
 SELECT throws_ok(format('SELECT fail(%s, %s)', :claim_id, :claim_attempt), 'QC003', NULL,
                  'fail() by a claim whose lease expired and was reaped raises QC003');
 SET LOCAL claimqueue.debug_clock_offset = 7200;
