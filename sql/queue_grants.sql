@@ -35,6 +35,10 @@ SELECT pg_temp.err($$SELECT complete(2, 1)$$);
 SELECT pg_temp.err($$SELECT fail(2, 1, 'not mine')$$);
 SELECT pg_temp.err($$SELECT heartbeat(2, 1)$$);
 SELECT pg_temp.err($$SELECT complete_batch(ARRAY[1, 2]::bigint[], ARRAY[1, 1])$$);
+SELECT pg_temp.err($$SELECT * FROM complete_and_dequeue(2, 1, 'a', 'wa')$$);
+SELECT pg_temp.err($$SELECT * FROM complete_and_dequeue(NULL, NULL, 'b', 'wa')$$);
+SELECT pg_temp.err($$SELECT next_due('b')$$);
+SELECT pg_temp.err($$CALL dequeue_wait('b', 'wa', wait => '0')$$);
 SELECT pg_temp.err($$SELECT enqueue('a')$$);
 -- It sees queue a only.
 SELECT queue, ready, running FROM queue_stats ORDER BY queue;
