@@ -136,23 +136,40 @@ CQ_QUEUE_FUNCTION(cq_enqueue_batch)
     return (Datum) 0;
 }
 
+// The claim arguments of dequeue() and complete_and_dequeue(), starting at
+// argument `first` (queue, worker, batch, lease), checked; and the caller's
+// consume grant on the queue.
+struct ClaimArgs {
+    text *queue;
+    text *worker;
+    int32 batch;
+    Interval *lease;  // nullptr: the queue's
+};
+
+static ClaimArgs CheckedClaimArgs(FunctionCallInfo fcinfo, int first, const char *function)
+{
+    ClaimArgs args;
+    args.queue = QueueNameArg(fcinfo, first);
+    args.worker = TextArg(fcinfo, first + 1, "worker");
+    rules::CheckWorkerName(View(args.worker));
+    RequireArg(fcinfo, first + 2, "batch");
+    args.batch = PG_GETARG_INT32(first + 2);
+    rules::CheckBatch(args.batch);
+    args.lease = IntervalArg(fcinfo, first + 3, "lease", true);
+    if (args.lease)
+        CheckIntervalArg("lease", args.lease, true);
+    RequireReadCommitted(function);
+    RequireQueuePrivilege(args.queue, QueuePrivilege::kConsume, function);
+    return args;
+}
+
 // dequeue(queue, worker, batch, lease) -> claimed jobs
 CQ_QUEUE_FUNCTION(cq_dequeue)
 {
-    text *queue = QueueNameArg(fcinfo, 0);
-    text *worker = TextArg(fcinfo, 1, "worker");
-    rules::CheckWorkerName(View(worker));
-    RequireArg(fcinfo, 2, "batch");
-    rules::CheckBatch(PG_GETARG_INT32(2));
-    Interval *lease = IntervalArg(fcinfo, 3, "lease", true);
-    if (lease)
-        CheckIntervalArg("lease", lease, true);
-    RequireReadCommitted("dequeue()");
-    RequireQueuePrivilege(queue, QueuePrivilege::kConsume, "dequeue()");
-
+    ClaimArgs args = CheckedClaimArgs(fcinfo, 0, "dequeue()");
     InitClaimSRF(fcinfo);
     ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-    ClaimJobs(queue, worker, PG_GETARG_INT32(2), lease, rsinfo->setResult,
+    ClaimJobs(args.queue, args.worker, args.batch, args.lease, rsinfo->setResult,
               rsinfo->econtext->ecxt_per_query_memory);
     return (Datum) 0;
 }
@@ -174,23 +191,14 @@ CQ_QUEUE_FUNCTION(cq_complete_and_dequeue)
                                PG_GETARG_INT32(1)),
                         errhint("Pass both the id and the attempt of the job to complete, or "
                                 "both NULL to only claim.")));
-    text *queue = QueueNameArg(fcinfo, 2);
-    text *worker = TextArg(fcinfo, 3, "worker");
-    rules::CheckWorkerName(View(worker));
-    RequireArg(fcinfo, 4, "batch");
-    rules::CheckBatch(PG_GETARG_INT32(4));
-    Interval *lease = IntervalArg(fcinfo, 5, "lease", true);
-    if (lease)
-        CheckIntervalArg("lease", lease, true);
-    RequireReadCommitted("complete_and_dequeue()");
+    ClaimArgs args = CheckedClaimArgs(fcinfo, 2, "complete_and_dequeue()");
     if (has_previous)
         RequireJobPrivilege(id, QueuePrivilege::kConsume, "complete_and_dequeue()");
-    RequireQueuePrivilege(queue, QueuePrivilege::kConsume, "complete_and_dequeue()");
 
     InitClaimSRF(fcinfo);
     ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-    CompleteAndClaimJobs(has_previous ? &id : nullptr, attempt, queue, worker,
-                         PG_GETARG_INT32(4), lease, rsinfo->setResult,
+    CompleteAndClaimJobs(has_previous ? &id : nullptr, attempt, args.queue, args.worker,
+                         args.batch, args.lease, rsinfo->setResult,
                          rsinfo->econtext->ecxt_per_query_memory);
     return (Datum) 0;
 }
