@@ -11,7 +11,7 @@ extern "C" {
 #include "utils/syscache.h"
 }
 
-#include "engine/statement.hpp"
+#include "engine/grants.hpp"
 
 namespace claimqueue {
 namespace {
@@ -88,27 +88,6 @@ void RememberGrant(Oid user, QueuePrivilege privilege, text *queue)
     g.len = len;
 }
 
-// A grant to the role, to a role it inherits from, or to PUBLIC (grantee 0).
-Statement kQueueGranted = {
-    "SELECT EXISTS (SELECT 1 FROM claimqueue.queue_grants g"
-    "               WHERE g.queue_id = q.queue_id AND g.privilege = $2"
-    "                 AND CASE WHEN g.grantee::pg_catalog.oid = 0 THEN true"
-    "                          WHEN NOT EXISTS (SELECT 1 FROM pg_catalog.pg_authid a"
-    "                                           WHERE a.oid = g.grantee::pg_catalog.oid) THEN false"
-    "                          ELSE pg_catalog.pg_has_role($3, g.grantee::pg_catalog.oid, 'USAGE') END)"
-    " FROM claimqueue.queues q WHERE q.name = $1",
-    3, {TEXTOID, TEXTOID, OIDOID}, nullptr};
-
-Statement kJobQueue = {
-    "SELECT q.name FROM claimqueue.jobs j JOIN claimqueue.queues q ON q.queue_id = j.queue_id"
-    " WHERE j.id = $1",
-    1, {INT8OID}, nullptr};
-
-Statement kJobsQueues = {
-    "SELECT DISTINCT q.name FROM claimqueue.jobs j JOIN claimqueue.queues q"
-    " ON q.queue_id = j.queue_id WHERE j.id = ANY ($1) ORDER BY q.name",
-    1, {INT8ARRAYOID}, nullptr};
-
 Oid FunctionOwner(Oid function)
 {
     HeapTuple tuple = SearchSysCache1(PROCOID, ObjectIdGetDatum(function));
@@ -138,6 +117,15 @@ bool IsAdmin(Oid user, Oid owner)
              errhint("A claimqueue administrator can run grant_queue('%s', '%s', '%s').", queue,
                      QueuePrivilegeName(privilege), role)));
     pg_unreachable();
+}
+
+// Whether the running queue API function's caller is an administrator (no
+// per-queue check needed).
+bool CallerIsAdmin()
+{
+    if (current_caller == nullptr)
+        elog(ERROR, "claimqueue: privilege check outside a queue API function");
+    return current_caller->admin;
 }
 
 }  // namespace
@@ -175,61 +163,37 @@ const Caller *CurrentCaller()
 
 void RequireQueuePrivilege(text *queue, QueuePrivilege privilege, const char *action)
 {
-    if (current_caller == nullptr)
-        elog(ERROR, "claimqueue: privilege check outside a queue API function");
-    if (current_caller->admin)
+    if (CallerIsAdmin() || GrantSeenBefore(current_caller->user, privilege, queue))
         return;
-    if (GrantSeenBefore(current_caller->user, privilege, queue))
-        return;
-    Datum args[3] = {PointerGetDatum(queue), CStringGetTextDatum(QueuePrivilegeName(privilege)),
-                     ObjectIdGetDatum(current_caller->user)};
-    ConnectSpi();
-    if (Execute(&kQueueGranted, args, nullptr, 1) == 1) {
-        if (!DatumGetBool(ResultValue(0, 1)))
-            ReportDenied(text_to_cstring(queue), privilege, action);
+    switch (QueueGranted(queue, QueuePrivilegeName(privilege), current_caller->user)) {
+    case GrantLookup::kNoQueue:
+        return;  // the action reports QC001
+    case GrantLookup::kDenied:
+        ReportDenied(text_to_cstring(queue), privilege, action);
+    case GrantLookup::kGranted:
         RememberGrant(current_caller->user, privilege, queue);
+        return;
     }
-    FinishSpi();
 }
 
 void RequireJobPrivilege(int64 id, QueuePrivilege privilege, const char *action)
 {
-    if (current_caller == nullptr)
-        elog(ERROR, "claimqueue: privilege check outside a queue API function");
-    if (current_caller->admin)
-        return;
-    Datum args[1] = {Int64GetDatum(id)};
-    ConnectSpi();
-    if (Execute(&kJobQueue, args, nullptr, 1) == 1)
-        RequireQueuePrivilege(DatumGetTextPCopy(ResultValue(0, 1)), privilege, action);
-    FinishSpi();
+    RequireJobsPrivilege(1, &id, privilege, action);
 }
 
 void RequireJobsPrivilege(int n, const int64 *ids, QueuePrivilege privilege, const char *action)
 {
-    if (current_caller == nullptr)
-        elog(ERROR, "claimqueue: privilege check outside a queue API function");
-    if (current_caller->admin)
+    if (CallerIsAdmin())
         return;
-    Datum *values = (Datum *) palloc(sizeof(Datum) * n);
-    for (int i = 0; i < n; i++)
-        values[i] = Int64GetDatum(ids[i]);
-    Datum args[1] = {PointerGetDatum(Int8Array(values, n))};
-    ConnectSpi();
-    uint64 nqueues = Execute(&kJobsQueues, args, nullptr);
-    text **queues = (text **) palloc(sizeof(text *) * (nqueues + 1));
-    for (uint64 i = 0; i < nqueues; i++)
-        queues[i] = DatumGetTextPCopy(ResultValue(i, 1));
-    for (uint64 i = 0; i < nqueues; i++)
+    text **queues;
+    int nqueues = JobQueues(n, ids, &queues);
+    for (int i = 0; i < nqueues; i++)
         RequireQueuePrivilege(queues[i], privilege, action);
-    FinishSpi();
 }
 
 void RequireAdmin(const char *action)
 {
-    if (current_caller == nullptr)
-        elog(ERROR, "claimqueue: privilege check outside a queue API function");
-    if (current_caller->admin)
+    if (CallerIsAdmin())
         return;
     ereport(ERROR,
             (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),

@@ -19,15 +19,32 @@ Statement kRevoke = {
     "   AND g.grantee = $2::pg_catalog.oid::pg_catalog.regrole AND g.privilege = $3",
     3, {TEXTOID, OIDOID, TEXTOID}, nullptr};
 
+// A grant to role `role` (a parameter), to a role it inherits from, or to
+// PUBLIC (grantee 0); a grant to a role dropped since applies to nobody.
+#define CQ_GRANT_APPLIES_TO(role)                                                         \
+    "CASE WHEN g.grantee::pg_catalog.oid = 0 THEN true"                                   \
+    "     WHEN NOT EXISTS (SELECT 1 FROM pg_catalog.pg_authid a"                          \
+    "                      WHERE a.oid = g.grantee::pg_catalog.oid) THEN false"           \
+    "     ELSE pg_catalog.pg_has_role(" role ", g.grantee::pg_catalog.oid, 'USAGE') END"
+
 Statement kVisible = {
     "SELECT q.queue_id FROM claimqueue.queues q"
     " WHERE $1 OR EXISTS (SELECT 1 FROM claimqueue.queue_grants g WHERE g.queue_id = q.queue_id"
-    "   AND CASE WHEN g.grantee::pg_catalog.oid = 0 THEN true"
-    "            WHEN NOT EXISTS (SELECT 1 FROM pg_catalog.pg_authid a"
-    "                             WHERE a.oid = g.grantee::pg_catalog.oid) THEN false"
-    "            ELSE pg_catalog.pg_has_role($2, g.grantee::pg_catalog.oid, 'USAGE') END)"
+    "                     AND " CQ_GRANT_APPLIES_TO("$2") ")"
     " ORDER BY q.queue_id",
     2, {BOOLOID, OIDOID}, nullptr};
+
+Statement kGranted = {
+    "SELECT EXISTS (SELECT 1 FROM claimqueue.queue_grants g"
+    "               WHERE g.queue_id = q.queue_id AND g.privilege = $2"
+    "                 AND " CQ_GRANT_APPLIES_TO("$3") ")"
+    " FROM claimqueue.queues q WHERE q.name = $1",
+    3, {TEXTOID, TEXTOID, OIDOID}, nullptr};
+
+Statement kJobsQueues = {
+    "SELECT DISTINCT q.name FROM claimqueue.jobs j JOIN claimqueue.queues q"
+    " ON q.queue_id = j.queue_id WHERE j.id = ANY ($1) ORDER BY q.name",
+    1, {INT8ARRAYOID}, nullptr};
 
 bool Change(Statement *stmt, text *queue, const char *privilege, Oid role)
 {
@@ -65,4 +82,33 @@ void VisibleQueues(Oid user, bool all, Tuplestorestate *out, TupleDesc out_desc)
     FinishSpi();
 }
 
+GrantLookup QueueGranted(text *queue, const char *privilege, Oid user)
+{
+    Datum args[3] = {PointerGetDatum(queue), CStringGetTextDatum(privilege),
+                     ObjectIdGetDatum(user)};
+    ConnectSpi();
+    GrantLookup result = GrantLookup::kNoQueue;
+    if (Execute(&kGranted, args, nullptr, 1) == 1)
+        result = DatumGetBool(ResultValue(0, 1)) ? GrantLookup::kGranted : GrantLookup::kDenied;
+    FinishSpi();
+    return result;
+}
+
+int JobQueues(int n, const int64 *ids, text ***queues)
+{
+    Datum *values = (Datum *) palloc(sizeof(Datum) * n);
+    for (int i = 0; i < n; i++)
+        values[i] = Int64GetDatum(ids[i]);
+    Datum args[1] = {PointerGetDatum(Int8Array(values, n))};
+    ConnectSpi();
+    uint64 count = Execute(&kJobsQueues, args, nullptr);
+    // Copied into the caller's memory (SPI_palloc): they outlive FinishSpi().
+    *queues = (text **) SPI_palloc(sizeof(text *) * (count + 1));
+    for (uint64 i = 0; i < count; i++)
+        (*queues)[i] = (text *) SPI_datumTransfer(ResultValue(i, 1), false, -1);
+    FinishSpi();
+    return (int) count;
+}
+
 }  // namespace claimqueue
+

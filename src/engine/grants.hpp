@@ -12,6 +12,16 @@ bool GrantQueue(text *queue, const char *privilege, Oid role);
 // True if the grant existed. Raises QC001 for an unknown queue.
 bool RevokeQueue(text *queue, const char *privilege, Oid role);
 
+enum class GrantLookup { kNoQueue, kDenied, kGranted };
+
+// Whether `user` holds `privilege` on `queue` by a grant (to it, to a role it
+// inherits from, or to PUBLIC); kNoQueue when the queue does not exist.
+GrantLookup QueueGranted(text *queue, const char *privilege, Oid user);
+
+// The names of the queues the jobs `ids` (n of them) belong to, distinct, in
+// *queues (palloc'd); returns how many. Unknown ids have none.
+int JobQueues(int n, const int64 *ids, text ***queues);
+
 // Appends the ids of the queues `user` holds any privilege on (every queue
 // when `all`) to `out`, one int4 column.
 void VisibleQueues(Oid user, bool all, Tuplestorestate *out, TupleDesc out_desc);
