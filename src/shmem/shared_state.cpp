@@ -11,7 +11,38 @@ namespace {
 
 shmem_request_hook_type prev_shmem_request_hook = nullptr;
 shmem_startup_hook_type prev_shmem_startup_hook = nullptr;
+constexpr int kMaxRegions = 4;
+const SharedRegion *regions[kMaxRegions];
+int nregions = 0;
 SharedState *shared = nullptr;
+
+void RequestHook()
+{
+    if (prev_shmem_request_hook)
+        prev_shmem_request_hook();
+    for (int i = 0; i < nregions; i++) {
+        RequestAddinShmemSpace(regions[i]->size());
+        RequestNamedLWLockTranche(regions[i]->name, 1);
+    }
+}
+
+void StartupHook()
+{
+    if (prev_shmem_startup_hook)
+        prev_shmem_startup_hook();
+    LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+    for (int i = 0; i < nregions; i++) {
+        const SharedRegion *r = regions[i];
+        bool found;
+        void *region = ShmemInitStruct(r->name, r->size(), &found);
+        if (!found) {
+            memset(region, 0, r->size());
+            r->init(region, &(GetNamedLWLockTranche(r->name))->lock);
+        }
+        *r->address = region;
+    }
+    LWLockRelease(AddinShmemInitLock);
+}
 
 // One slot per possible background worker: a reaper is one, so no more
 // databases than that can have a reaper at once.
@@ -21,28 +52,14 @@ Size SharedSize()
                     mul_size(sizeof(ReaperSlot), (Size) max_worker_processes));
 }
 
-void RequestHook()
+void InitShared(void *region, LWLock *lock)
 {
-    if (prev_shmem_request_hook)
-        prev_shmem_request_hook();
-    RequestAddinShmemSpace(SharedSize());
-    RequestNamedLWLockTranche("claimqueue", 1);
+    SharedState *s = (SharedState *) region;
+    s->lock = lock;
+    s->nslots = max_worker_processes;
 }
 
-void StartupHook()
-{
-    if (prev_shmem_startup_hook)
-        prev_shmem_startup_hook();
-    LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-    bool found;
-    shared = (SharedState *) ShmemInitStruct("claimqueue", SharedSize(), &found);
-    if (!found) {
-        memset(shared, 0, SharedSize());
-        shared->lock = &(GetNamedLWLockTranche("claimqueue"))->lock;
-        shared->nslots = max_worker_processes;
-    }
-    LWLockRelease(AddinShmemInitLock);
-}
+const SharedRegion kReaperRegion = {"claimqueue", SharedSize, InitShared, (void **) &shared};
 
 }  // namespace
 
@@ -61,12 +78,22 @@ const char *ReaperStateName(ReaperState state)
     return "?";
 }
 
+void AddSharedRegion(const SharedRegion *region)
+{
+    if (nregions == 0) {
+        prev_shmem_request_hook = shmem_request_hook;
+        shmem_request_hook = RequestHook;
+        prev_shmem_startup_hook = shmem_startup_hook;
+        shmem_startup_hook = StartupHook;
+    }
+    if (nregions == kMaxRegions)
+        elog(ERROR, "claimqueue: too many shared memory regions");
+    regions[nregions++] = region;
+}
+
 void RequestSharedState()
 {
-    prev_shmem_request_hook = shmem_request_hook;
-    shmem_request_hook = RequestHook;
-    prev_shmem_startup_hook = shmem_startup_hook;
-    shmem_startup_hook = StartupHook;
+    AddSharedRegion(&kReaperRegion);
 }
 
 SharedState *Shared()
@@ -82,6 +109,27 @@ ReaperSlot *FindSlot(Oid database)
         if (shared->slots[i].database == database)
             return &shared->slots[i];
     return nullptr;
+}
+
+ReaperSlot *FindOrClaimSlot(Oid database)
+{
+    ReaperSlot *slot = FindSlot(database);
+    for (int i = 0; slot == nullptr && i < shared->nslots; i++)
+        if (!OidIsValid(shared->slots[i].database) && !shared->slots[i].worker_active) {
+            slot = &shared->slots[i];
+            memset(slot, 0, sizeof(*slot));
+            slot->database = database;
+        }
+    return slot;
+}
+
+void RequestStopLocked(ReaperSlot *slot)
+{
+    if (!slot->worker_active)
+        return;
+    slot->stop_requested = true;
+    if (slot->latch != nullptr)
+        SetLatch(slot->latch);
 }
 
 void WakeLauncherLocked()

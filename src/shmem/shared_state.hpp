@@ -55,7 +55,21 @@ struct SharedState {
     ReaperSlot slots[FLEXIBLE_ARRAY_MEMBER];
 };
 
-// Installs the shared-memory hooks; called by _PG_init while preloading.
+// A named region of claimqueue's shared memory with an LWLock of its own.
+// `size` is asked for when shared memory is sized; when the region is created
+// it is zeroed and `init` runs; *address points at it in every process.
+struct SharedRegion {
+    const char *name;
+    Size (*size)();
+    void (*init)(void *region, LWLock *lock);
+    void **address;
+};
+
+// Adds a region; from _PG_init while preloading (the first call installs
+// claimqueue's one pair of shared-memory hooks).
+void AddSharedRegion(const SharedRegion *region);
+
+// Adds the reapers' region (SharedState); called by _PG_init while preloading.
 void RequestSharedState();
 
 // The shared state, or nullptr when the library was not preloaded.
@@ -63,6 +77,14 @@ SharedState *Shared();
 
 // The slot of `database`, or nullptr. The caller holds Shared()->lock.
 ReaperSlot *FindSlot(Oid database);
+
+// The slot of `database`, or a free one given to it (zeroed: state unknown);
+// nullptr when every slot is taken. The caller holds the lock exclusively.
+ReaperSlot *FindOrClaimSlot(Oid database);
+
+// Asks the slot's reaper, if one runs or is starting, to exit at its next
+// check. The caller holds the lock exclusively.
+void RequestStopLocked(ReaperSlot *slot);
 
 // Sets the launcher's latch, if a launcher runs. The caller holds the lock.
 void WakeLauncherLocked();

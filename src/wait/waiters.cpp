@@ -1,6 +1,8 @@
 // The waiter registry (see waiters.hpp and README.md).
 #include "wait/waiters.hpp"
 
+#include "shmem/shared_state.hpp"
+
 extern "C" {
 #include "port/atomics.h"
 #include "storage/ipc.h"
@@ -38,8 +40,6 @@ struct WaiterState {
     Waiter slots[FLEXIBLE_ARRAY_MEMBER];
 };
 
-shmem_request_hook_type prev_shmem_request_hook = nullptr;
-shmem_startup_hook_type prev_shmem_startup_hook = nullptr;
 WaiterState *state = nullptr;
 int my_slot = -1;
 bool exit_callback_registered = false;
@@ -49,29 +49,16 @@ Size StateSize()
     return add_size(offsetof(WaiterState, slots), mul_size(sizeof(Waiter), (Size) max_waiters));
 }
 
-void RequestHook()
+void InitState(void *region, LWLock *lock)
 {
-    if (prev_shmem_request_hook)
-        prev_shmem_request_hook();
-    RequestAddinShmemSpace(StateSize());
-    RequestNamedLWLockTranche("claimqueue_waiters", 1);
+    WaiterState *w = (WaiterState *) region;
+    w->lock = lock;
+    pg_atomic_init_u32(&w->registered, 0);
+    w->nslots = max_waiters;
 }
 
-void StartupHook()
-{
-    if (prev_shmem_startup_hook)
-        prev_shmem_startup_hook();
-    LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-    bool found;
-    state = (WaiterState *) ShmemInitStruct("claimqueue_waiters", StateSize(), &found);
-    if (!found) {
-        memset(state, 0, StateSize());
-        state->lock = &(GetNamedLWLockTranche("claimqueue_waiters"))->lock;
-        pg_atomic_init_u32(&state->registered, 0);
-        state->nslots = max_waiters;
-    }
-    LWLockRelease(AddinShmemInitLock);
-}
+const SharedRegion kWaiterRegion = {"claimqueue_waiters", StateSize, InitState,
+                                    (void **) &state};
 
 bool SameQueue(const Waiter *w, Oid database, const char *queue)
 {
@@ -131,10 +118,7 @@ void DefineWaitSettings()
 
 void RequestWaiterState()
 {
-    prev_shmem_request_hook = shmem_request_hook;
-    shmem_request_hook = RequestHook;
-    prev_shmem_startup_hook = shmem_startup_hook;
-    shmem_startup_hook = StartupHook;
+    AddSharedRegion(&kWaiterRegion);
 }
 
 bool WaitersAvailable()

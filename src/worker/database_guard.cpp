@@ -100,26 +100,16 @@ void PauseReaper(Oid database)
         return;
     RegisterCallbackOnce();
     LWLockAcquire(s->lock, LW_EXCLUSIVE);
-    ReaperSlot *slot = FindSlot(database);
     // A database the launcher has not seen yet gets a paused slot, so that it
     // does not start a reaper there in the meantime.
-    for (int i = 0; i < s->nslots && slot == nullptr; i++)
-        if (!OidIsValid(s->slots[i].database) && !s->slots[i].worker_active) {
-            slot = &s->slots[i];
-            memset(slot, 0, sizeof(*slot));
-            slot->database = database;
-        }
+    ReaperSlot *slot = FindOrClaimSlot(database);
     if (slot == nullptr) {
         LWLockRelease(s->lock);
         return;
     }
     slot->pause_count++;
     slot->state = ReaperState::kPaused;
-    if (slot->worker_active) {
-        slot->stop_requested = true;
-        if (slot->latch != nullptr)
-            SetLatch(slot->latch);
-    }
+    RequestStopLocked(slot);
     paused[npaused++] = database;
     WakeLauncherLocked();
     LWLockRelease(s->lock);

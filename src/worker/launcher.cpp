@@ -76,15 +76,6 @@ bool Listed(const Database *dbs, int n, Oid oid, bool *eligible)
     return false;
 }
 
-void RequestStopLocked(ReaperSlot *slot)
-{
-    if (!slot->worker_active)
-        return;
-    slot->stop_requested = true;
-    if (slot->latch != nullptr)
-        SetLatch(slot->latch);
-}
-
 // Starts the reaper of slot `index`; false when no background worker slot is free.
 bool StartReaper(int index, Oid database)
 {
@@ -172,23 +163,15 @@ long Reconcile()
             memset(slot, 0, sizeof(*slot));
     }
     for (int d = 0; d < ndbs; d++) {
-        ReaperSlot *slot = FindSlot(dbs[d].oid);
+        ReaperSlot *slot = FindOrClaimSlot(dbs[d].oid);
         if (slot == nullptr) {
-            for (int i = 0; i < s->nslots && slot == nullptr; i++)
-                if (!OidIsValid(s->slots[i].database) && !s->slots[i].worker_active)
-                    slot = &s->slots[i];
-            if (slot == nullptr) {
-                if (!warned_no_slot)
-                    ereport(WARNING,
-                            (errmsg("claimqueue launcher: more databases than reaper slots (%d)",
-                                    s->nslots),
-                             errhint("Raise max_worker_processes; some databases get no reaper.")));
-                warned_no_slot = true;
-                continue;
-            }
-            memset(slot, 0, sizeof(*slot));
-            slot->database = dbs[d].oid;
-            slot->state = ReaperState::kUnknown;
+            if (!warned_no_slot)
+                ereport(WARNING,
+                        (errmsg("claimqueue launcher: more databases than reaper slots (%d)",
+                                s->nslots),
+                         errhint("Raise max_worker_processes; some databases get no reaper.")));
+            warned_no_slot = true;
+            continue;
         }
         ReaperState st = slot->state;
         if (st == ReaperState::kPaused)
