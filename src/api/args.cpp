@@ -68,4 +68,19 @@ text *QueueNameArg(FunctionCallInfo fcinfo, int n)
     return name;
 }
 
+ClaimArgs ClaimArgsFrom(FunctionCallInfo fcinfo, int first)
+{
+    ClaimArgs args;
+    args.queue = QueueNameArg(fcinfo, first);
+    args.worker = TextArg(fcinfo, first + 1, "worker");
+    rules::CheckWorkerName(View(args.worker));
+    RequireArg(fcinfo, first + 2, "batch");
+    args.batch = PG_GETARG_INT32(first + 2);
+    rules::CheckBatch(args.batch);
+    args.lease = IntervalArg(fcinfo, first + 3, "lease", true);
+    if (args.lease)
+        CheckIntervalArg("lease", args.lease, true);
+    return args;
+}
+
 }  // namespace claimqueue

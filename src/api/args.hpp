@@ -33,4 +33,15 @@ void CheckIntervalArg(const char *what, Interval *value, bool lease);
 // A validated queue name (22004, 22023 or 42622 on bad input).
 text *QueueNameArg(FunctionCallInfo fcinfo, int n);
 
+// The claim arguments (queue, worker, batch, lease) of dequeue(),
+// complete_and_dequeue() and dequeue_wait(), starting at argument `first`,
+// each checked.
+struct ClaimArgs {
+    text *queue;
+    text *worker;
+    int32 batch;
+    Interval *lease;  // nullptr: the queue's
+};
+ClaimArgs ClaimArgsFrom(FunctionCallInfo fcinfo, int first);
+
 }  // namespace claimqueue

@@ -136,28 +136,10 @@ CQ_QUEUE_FUNCTION(cq_enqueue_batch)
     return (Datum) 0;
 }
 
-// The claim arguments of dequeue() and complete_and_dequeue(), starting at
-// argument `first` (queue, worker, batch, lease), checked; and the caller's
-// consume grant on the queue.
-struct ClaimArgs {
-    text *queue;
-    text *worker;
-    int32 batch;
-    Interval *lease;  // nullptr: the queue's
-};
-
+// The claim arguments, checked, and the caller's consume grant on the queue.
 static ClaimArgs CheckedClaimArgs(FunctionCallInfo fcinfo, int first, const char *function)
 {
-    ClaimArgs args;
-    args.queue = QueueNameArg(fcinfo, first);
-    args.worker = TextArg(fcinfo, first + 1, "worker");
-    rules::CheckWorkerName(View(args.worker));
-    RequireArg(fcinfo, first + 2, "batch");
-    args.batch = PG_GETARG_INT32(first + 2);
-    rules::CheckBatch(args.batch);
-    args.lease = IntervalArg(fcinfo, first + 3, "lease", true);
-    if (args.lease)
-        CheckIntervalArg("lease", args.lease, true);
+    ClaimArgs args = ClaimArgsFrom(fcinfo, first);
     RequireReadCommitted(function);
     RequireQueuePrivilege(args.queue, QueuePrivilege::kConsume, function);
     return args;

@@ -123,15 +123,11 @@ CQ_QUEUE_FUNCTION(cq_next_due)
 // `wait` runs out, then claims. Returns the jobs as a jsonb array ([] if none).
 CQ_FUNCTION(cq_dequeue_wait)
 {
-    text *queue = QueueNameArg(fcinfo, 0);
-    text *worker = TextArg(fcinfo, 1, "worker");
-    rules::CheckWorkerName(View(worker));
-    RequireArg(fcinfo, 2, "batch");
-    int32 batch = PG_GETARG_INT32(2);
-    rules::CheckBatch(batch);
-    Interval *lease = IntervalArg(fcinfo, 3, "lease", true);
-    if (lease)
-        CheckIntervalArg("lease", lease, true);
+    ClaimArgs claim = ClaimArgsFrom(fcinfo, 0);
+    text *queue = claim.queue;
+    text *worker = claim.worker;
+    int32 batch = claim.batch;
+    Interval *lease = claim.lease;
     Interval *wait = IntervalArg(fcinfo, 4, "wait");
     CheckIntervalArg("wait", wait, false);
     int64 wait_usec = IntervalUsec(wait);
