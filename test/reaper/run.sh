@@ -12,25 +12,9 @@ cd "$(dirname "$0")/../.."
 
 deadline=${REAPER_DEADLINE:-30}
 log="$PG_CLUSTER_CONF_ROOT/../log/postgresql-$PGVERSION-regress.log"
-passed=0
-failed=0
-n=0
-
-ok()   { n=$((n + 1)); passed=$((passed + 1)); echo "ok $n - $1"; }
-fail() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else fail "$what"; fi; }
+source test/lib/tap.sh
 
 sql() { psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
-
-# until SECONDS_LEFT CMD...: runs CMD until it succeeds or the deadline passes.
-until_true() {
-    local end=$((SECONDS + deadline))
-    while [ "$SECONDS" -lt "$end" ]; do
-        "$@" && return 0
-        sleep 0.2
-    done
-    return 1
-}
 
 # is DB SQL EXPECTED: the query's output equals EXPECTED.
 is() { [ "$(sql -d "$1" -c "$2" 2>/dev/null)" = "$3" ]; }

@@ -16,25 +16,10 @@ cd "$(dirname "$0")/../.."
 
 deadline=${WAIT_DEADLINE:-30}
 tmp=$(mktemp -d)
-passed=0
-failed=0
-n=0
+source test/lib/tap.sh
 declare -A pids
 
-ok()   { n=$((n + 1)); passed=$((passed + 1)); echo "ok $n - $1"; }
-fail() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else fail "$what"; fi; }
-
 sql() { psql -X -q -At -v ON_ERROR_STOP=1 -d app "$@"; }
-
-until_true() {
-    local end=$((SECONDS + deadline))
-    while [ "$SECONDS" -lt "$end" ]; do
-        "$@" && return 0
-        sleep 0.1
-    done
-    return 1
-}
 
 # is SQL EXPECTED: the query's output equals EXPECTED.
 is() { [ "$(sql -c "$1" 2>/dev/null)" = "$2" ]; }
