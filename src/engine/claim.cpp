@@ -116,7 +116,6 @@ Statement kCancel = {
     " WHERE id = $1 AND state IN ('ready', 'running')",
     2, {INT8OID, TIMESTAMPTZOID}, nullptr};
 
-
 // The job's current state; its attempt goes to *attempt when given. Raises
 // QC002 when no job has that id.
 char *JobState(int64 id, int32 *attempt = nullptr)
@@ -170,7 +169,6 @@ char *JobState(int64 id, int32 *attempt = nullptr)
                     errhint("%s applies to %s jobs.", action, allowed)));
     pg_unreachable();
 }
-
 
 }  // namespace
 
