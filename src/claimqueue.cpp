@@ -4,6 +4,7 @@
 
 #include "engine/clock.hpp"
 #include "engine/enqueue.hpp"
+#include "shmem/claim_cursors.hpp"
 #include "shmem/shared_state.hpp"
 #include "wait/waiters.hpp"
 #include "worker/settings.hpp"
@@ -33,12 +34,14 @@ extern "C" void _PG_init(void)
 
     claimqueue::DefineWorkerSettings();
     claimqueue::DefineWaitSettings();
+    claimqueue::DefineCursorSettings();
     MarkGUCPrefixReserved("claimqueue");
 
     if (!loaded_at_preload)
         return;
     claimqueue::RequestSharedState();
     claimqueue::RequestWaiterState();
+    claimqueue::RequestCursorState();
     claimqueue::InstallDatabaseGuard();
     // pg_upgrade's server (binary upgrade mode) must not run anything of ours.
     if (!IsBinaryUpgrade)

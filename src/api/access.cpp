@@ -12,6 +12,7 @@ extern "C" {
 }
 
 #include "engine/grants.hpp"
+#include "engine/schema_version.hpp"
 
 namespace claimqueue {
 namespace {
@@ -148,6 +149,7 @@ void EnterAsOwner(FunctionCallInfo fcinfo, Caller *caller)
     caller->admin = IsAdmin(caller->user, owner);
     SetUserIdAndSecContext(owner, caller->saved_context | SECURITY_LOCAL_USERID_CHANGE);
     current_caller = caller;
+    RequireCurrentSchema();
 }
 
 void LeaveAsOwner(const Caller *caller)

@@ -8,58 +8,86 @@ extern "C" {
 
 #include "core/rules.hpp"
 #include "engine/clock.hpp"
+#include "engine/positions.hpp"
 #include "engine/queues.hpp"
 #include "engine/statement.hpp"
 #include "errors.h"
+#include "shmem/claim_cursors.hpp"
 #include "wait/ready_notices.hpp"
 
 namespace claimqueue {
 namespace {
 
-// The claim: lock up to $3 ready, due jobs in claim order, skipping rows other
+// A claim takes jobs one lane (queue, priority) at a time, highest priority
+// first, each lane in position order from its cursor (claim_cursors.hpp):
+// lock up to $3 claimable jobs at or past position $7, skipping rows other
 // sessions hold, and mark them running in the same statement. The ready index
-// (queue_id, priority DESC, run_at, id) WHERE state = 'ready' serves both the
-// filter and the order, so finished jobs are never visited.
+// (queue_id, priority DESC, pos) WHERE state = 'ready' AND pos IS NOT NULL
+// serves filter and order, so neither finished nor already-claimed jobs below
+// the cursor are visited.
 #define CQ_CLAIM_SQL                                                                          \
-    "WITH q AS (SELECT queue_id, lease FROM claimqueue.queues WHERE name = $1),"               \
-    " candidate AS ("                                                                          \
+    "WITH candidate AS ("                                                                      \
     "   SELECT j.id FROM claimqueue.jobs j"                                                    \
-    "   WHERE j.queue_id = (SELECT queue_id FROM q) AND j.state = 'ready' AND j.run_at <= $4" \
-    "   ORDER BY j.priority DESC, j.run_at, j.id"                                              \
+    "   WHERE j.queue_id = $1 AND j.priority = $6 AND j.state = 'ready'"                       \
+    "     AND j.pos IS NOT NULL AND j.pos >= $7"                                               \
+    "   ORDER BY j.pos"                                                                        \
     "   LIMIT $3"                                                                              \
     "   FOR UPDATE OF j SKIP LOCKED),"                                                         \
     " claimed AS ("                                                                            \
     "   UPDATE claimqueue.jobs j"                                                              \
     "   SET state = 'running', attempt = j.attempt + 1, worker = $2, started_at = $4,"         \
-    "       lease_expires_at = " CQ_PLUS_DURATION("$4", "coalesce($5, (SELECT lease FROM q))")   \
+    "       lease_expires_at = " CQ_PLUS_DURATION("$4", "coalesce($5, (SELECT q.lease"         \
+    "           FROM claimqueue.queues q WHERE q.queue_id = $1))")                             \
     "   WHERE j.id = ANY (ARRAY(SELECT id FROM candidate))"                                    \
     "   RETURNING j.id, j.payload, j.attempt, j.max_attempts, j.priority, j.lease_expires_at," \
-    "             j.created_at, j.run_at)"                                                     \
+    "             j.created_at, j.pos)"                                                        \
     " SELECT id, payload, attempt, max_attempts, priority::integer, lease_expires_at, created_at" \
-    " FROM claimed ORDER BY priority DESC, run_at, id"
+    " FROM claimed ORDER BY pos"
+#define CQ_CLAIM_ARGS {INT4OID, TEXTOID, INT4OID, TIMESTAMPTZOID, INTERVALOID, INT2OID, INT8OID}
 
-Statement kClaim = {CQ_CLAIM_SQL, 5,
-                    {TEXTOID, TEXTOID, INT4OID, TIMESTAMPTZOID, INTERVALOID}, nullptr};
+Statement kClaim = {CQ_CLAIM_SQL, 7, CQ_CLAIM_ARGS, nullptr};
 
-// When the queue's next ready job is due: the earliest run_at over its ready
-// jobs, read from the ready index one priority at a time (a skip scan over at
-// most 201 priorities), so delayed jobs are never scanned one by one. Jobs
-// locked by a claim in progress count too.
+// Without a cursor (library not preloaded, or the table of cursors full): one
+// statement over all lanes, from the start of each.
+Statement kClaimWithoutCursor = {
+    "WITH candidate AS ("
+    "   SELECT j.id FROM claimqueue.jobs j"
+    "   WHERE j.queue_id = $1 AND j.state = 'ready' AND j.pos IS NOT NULL"
+    "   ORDER BY j.priority DESC, j.pos"
+    "   LIMIT $3"
+    "   FOR UPDATE OF j SKIP LOCKED),"
+    " claimed AS ("
+    "   UPDATE claimqueue.jobs j"
+    "   SET state = 'running', attempt = j.attempt + 1, worker = $2, started_at = $4,"
+    "       lease_expires_at = " CQ_PLUS_DURATION("$4", "coalesce($5, (SELECT q.lease"
+    "           FROM claimqueue.queues q WHERE q.queue_id = $1))")
+    "   WHERE j.id = ANY (ARRAY(SELECT id FROM candidate))"
+    "   RETURNING j.id, j.payload, j.attempt, j.max_attempts, j.priority, j.lease_expires_at,"
+    "             j.created_at, j.pos)"
+    " SELECT id, payload, attempt, max_attempts, priority::integer, lease_expires_at, created_at"
+    " FROM claimed ORDER BY priority DESC, pos",
+    5, {INT4OID, TEXTOID, INT4OID, TIMESTAMPTZOID, INTERVALOID}, nullptr};
+
+// The first position in the lane at or past $3 that this statement's snapshot
+// shows as claimable, locked by someone or not. Below it (and below the
+// bound read before this snapshot) nothing is, or can become, claimable.
+Statement kProbeLane = {
+    "SELECT j.pos FROM claimqueue.jobs j"
+    " WHERE j.queue_id = $1 AND j.priority = $2 AND j.state = 'ready'"
+    "   AND j.pos IS NOT NULL AND j.pos >= $3"
+    " ORDER BY j.pos LIMIT 1",
+    3, {INT4OID, INT2OID, INT8OID}, nullptr};
+
+// When the queue's next ready job is due: the run_at of the next job in claim
+// order (already due), or else the earliest run_at of those waiting.
 Statement kNextDue = {
-    "WITH RECURSIVE q AS (SELECT queue_id FROM claimqueue.queues WHERE name = $1),"
-    " p(priority) AS ("
-    "   (SELECT j.priority FROM claimqueue.jobs j"
-    "    WHERE j.queue_id = (SELECT queue_id FROM q) AND j.state = 'ready'"
-    "    ORDER BY j.priority DESC LIMIT 1)"
-    "   UNION ALL"
-    "   SELECT (SELECT j.priority FROM claimqueue.jobs j"
-    "           WHERE j.queue_id = (SELECT queue_id FROM q) AND j.state = 'ready'"
-    "             AND j.priority < p.priority ORDER BY j.priority DESC LIMIT 1)"
-    "   FROM p WHERE p.priority IS NOT NULL)"
-    " SELECT min((SELECT j.run_at FROM claimqueue.jobs j"
-    "             WHERE j.queue_id = (SELECT queue_id FROM q) AND j.state = 'ready'"
-    "               AND j.priority = p.priority ORDER BY j.run_at LIMIT 1))"
-    " FROM p WHERE p.priority IS NOT NULL",
+    "WITH q AS (SELECT queue_id FROM claimqueue.queues WHERE name = $1)"
+    " SELECT least("
+    "   (SELECT j.run_at FROM claimqueue.jobs j"
+    "    WHERE j.queue_id = (SELECT queue_id FROM q) AND j.state = 'ready' AND j.pos IS NOT NULL"
+    "    ORDER BY j.priority DESC, j.pos LIMIT 1),"
+    "   (SELECT min(j.run_at) FROM claimqueue.jobs j"
+    "    WHERE j.queue_id = (SELECT queue_id FROM q) AND j.state = 'ready' AND j.pos IS NULL))",
     1, {TEXTOID}, nullptr};
 
 Statement kComplete = {
@@ -85,8 +113,10 @@ Statement kLockForFail = {
 
 Statement kRecordFailure = {
     "UPDATE claimqueue.jobs SET state = $2, run_at = coalesce($3, run_at), last_error = $4,"
-    " finished_at = $5, lease_expires_at = NULL WHERE id = $1",
-    5, {INT8OID, TEXTOID, TIMESTAMPTZOID, TEXTOID, TIMESTAMPTZOID}, nullptr};
+    " finished_at = $5, lease_expires_at = NULL,"
+    " pos = CASE WHEN $2 = 'ready' THEN claimqueue.ready_position(queue_id, priority, $3, $6) END"
+    " WHERE id = $1",
+    6, {INT8OID, TEXTOID, TIMESTAMPTZOID, TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID}, nullptr};
 
 Statement kHeartbeat = {
     "UPDATE claimqueue.jobs j SET lease_expires_at = "
@@ -98,12 +128,13 @@ Statement kHeartbeat = {
 // A revived job must not take a dedup_key that a live job holds.
 Statement kRetry = {
     "UPDATE claimqueue.jobs j SET state = 'ready', run_at = $2, finished_at = NULL,"
-    " lease_expires_at = NULL, max_attempts = greatest(j.max_attempts, j.attempt + 1)"
+    " lease_expires_at = NULL, max_attempts = greatest(j.max_attempts, j.attempt + 1),"
+    " pos = claimqueue.ready_position(j.queue_id, j.priority, $2, $3)"
     " WHERE j.id = $1 AND j.state IN ('failed', 'cancelled')"
     " AND NOT EXISTS (SELECT 1 FROM claimqueue.jobs o WHERE o.queue_id = j.queue_id"
     "                 AND o.dedup_key = j.dedup_key AND o.state IN ('ready', 'running'))"
     " RETURNING (SELECT q.name FROM claimqueue.queues q WHERE q.queue_id = j.queue_id)",
-    2, {INT8OID, TIMESTAMPTZOID}, nullptr};
+    3, {INT8OID, TIMESTAMPTZOID, TIMESTAMPTZOID}, nullptr};
 
 Statement kLiveTwin = {
     "SELECT o.id, o.dedup_key FROM claimqueue.jobs j JOIN claimqueue.jobs o"
@@ -194,17 +225,65 @@ void RequireReadCommitted(const char *function)
 
 namespace {
 
-// The claim, inside the caller's SPI connection. The statement's columns are
-// dequeue()'s, so its rows go straight into the caller's store.
+// The claim, inside the caller's SPI connection, by queue id. The statements'
+// columns are dequeue()'s, so rows go straight into the caller's store.
+uint64 ClaimFromQueue(int32 queue_id, text *worker, int32 batch, Interval *lease,
+                      TimestampTz now, Tuplestorestate *out, MemoryContext out_context)
+{
+    QueueCursors *cursors = CursorsFor(queue_id);
+    PromoteDue(queue_id, now, cursors);
+    Datum args[7] = {Int32GetDatum(queue_id), PointerGetDatum(worker), Int32GetDatum(batch),
+                     TimestampTzGetDatum(now), PointerGetDatum(lease), 0, 0};
+    const char *nulls = lease ? nullptr : "    n  ";
+    if (cursors == nullptr)
+        return ExecuteInto(&kClaimWithoutCursor, args, nulls, out, out_context);
+    if (NeedsLoading(cursors))
+        LoadLanes(queue_id, cursors);
+    uint64 claimed = 0;
+    for (int priority = kMaxPriority; priority >= kMinPriority && claimed < (uint64) batch;
+         priority--) {
+        if (!LaneMayHaveJobs(cursors, priority))
+            continue;
+        // The bound is read before the probe's snapshot is taken.
+        int64 bound = PositionBound();
+        Datum probe[3] = {Int32GetDatum(queue_id), Int16GetDatum(priority),
+                          Int64GetDatum(LaneCursor(cursors, priority))};
+        bool found = Execute(&kProbeLane, probe, nullptr, 1) == 1;
+        int64 first = found ? DatumGetInt64(ResultValue(0, 1)) : bound;
+        AdvanceLane(cursors, priority, Min(first, bound));
+        if (!found)
+            continue;
+        args[2] = Int32GetDatum(batch - (int32) claimed);
+        args[5] = Int16GetDatum(priority);
+        args[6] = Int64GetDatum(LaneCursor(cursors, priority));
+        claimed += ExecuteInto(&kClaim, args, nulls, out, out_context);
+    }
+    return claimed;
+}
+
+// The queue id of the latest name claimed from, so a claim needs no lookup. A
+// queue dropped and re-created under the same name has a new id: a claim that
+// finds nothing looks the name up again.
+char cached_queue[NAMEDATALEN];
+int32 cached_queue_id = 0;
+
 uint64 ClaimInto(text *queue, text *worker, int32 batch, Interval *lease, TimestampTz now,
                  Tuplestorestate *out, MemoryContext out_context)
 {
-    Datum args[5] = {PointerGetDatum(queue), PointerGetDatum(worker), Int32GetDatum(batch),
-                     TimestampTzGetDatum(now), PointerGetDatum(lease)};
-    const char *nulls = lease ? nullptr : "    n";
-    uint64 n = ExecuteInto(&kClaim, args, nulls, out, out_context);
-    if (n == 0)
-        RequireQueueExists(queue);  // empty because unknown, or just nothing claimable
+    char *name = text_to_cstring(queue);
+    bool cached = cached_queue_id != 0 && strcmp(name, cached_queue) == 0;
+    int32 queue_id = cached ? cached_queue_id : QueueIdOf(queue);
+    uint64 n = ClaimFromQueue(queue_id, worker, batch, lease, now, out, out_context);
+    if (n == 0 && cached) {
+        int32 current = QueueIdOf(queue);  // raises QC001 if it is gone
+        if (current != queue_id)
+            n = ClaimFromQueue(current, worker, batch, lease, now, out, out_context);
+        queue_id = current;
+    }
+    if (strlen(name) < NAMEDATALEN) {
+        strlcpy(cached_queue, name, NAMEDATALEN);
+        cached_queue_id = queue_id;
+    }
     return n;
 }
 
@@ -304,10 +383,10 @@ const char *FailJob(int64 id, int32 attempt, text *error, Interval *retry_in)
         next_run = retry_in ? now + IntervalUsec(retry_in)
                             : AfterBackoff(now, attempt, ResultValue(0, 3), ResultValue(0, 4));
     const char *state = dead ? "failed" : "ready";
-    Datum args[5] = {Int64GetDatum(id), CStringGetTextDatum(state),
+    Datum args[6] = {Int64GetDatum(id), CStringGetTextDatum(state),
                      TimestampTzGetDatum(next_run), PointerGetDatum(error),
-                     TimestampTzGetDatum(now)};
-    char nulls[6] = "     ";
+                     TimestampTzGetDatum(now), TimestampTzGetDatum(now)};
+    char nulls[7] = "      ";
     if (dead)
         nulls[2] = 'n';
     else
@@ -337,8 +416,9 @@ TimestampTz HeartbeatJob(int64 id, int32 attempt, Interval *extend)
 void RetryJob(int64 id, Datum run_at, bool run_at_null)
 {
     ConnectSpi();
-    Datum args[2] = {Int64GetDatum(id),
-                     run_at_null ? TimestampTzGetDatum(ClockNow()) : run_at};
+    TimestampTz now = ClockNow();
+    Datum args[3] = {Int64GetDatum(id), run_at_null ? TimestampTzGetDatum(now) : run_at,
+                     TimestampTzGetDatum(now)};
     if (Execute(&kRetry, args, nullptr) != 1) {
         if (Execute(&kLiveTwin, args, nullptr, 1) == 1)
             ereport(ERROR,
@@ -378,13 +458,14 @@ void ExplainClaim(text *queue, int32 batch, Tuplestorestate *out, TupleDesc out_
         StringInfoData sql;
         initStringInfo(&sql);
         appendStringInfo(&sql,
-                         "PREPARE %s(text, text, integer, timestamptz, interval) AS " CQ_CLAIM_SQL,
+                         "PREPARE %s(integer, text, integer, timestamptz, interval, smallint,"
+                         " bigint) AS " CQ_CLAIM_SQL,
                          kName);
         if (SPI_execute(sql.data, false, 0) < 0)
             elog(ERROR, "claimqueue: could not prepare the claim statement");
         resetStringInfo(&sql);
-        appendStringInfo(&sql, "EXPLAIN (COSTS OFF) EXECUTE %s(%s, 'explain', %d, now(), NULL)",
-                         kName, quote_literal_cstr(text_to_cstring(queue)), batch);
+        appendStringInfo(&sql, "EXPLAIN (COSTS OFF) EXECUTE %s(%d, 'explain', %d, now(), NULL, 0, 0)",
+                         kName, QueueIdOf(queue), batch);
         if (SPI_execute(sql.data, false, 0) < 0)
             elog(ERROR, "claimqueue: could not explain the claim statement");
         for (uint64 row = 0; row < SPI_processed; row++) {

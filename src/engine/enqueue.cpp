@@ -16,10 +16,13 @@ namespace claimqueue {
 int max_payload_size = 1024 * 1024;
 namespace {
 
+// A job due now takes its claim position at once (ready_position); one that
+// waits for run_at gets it when due (claim.cpp, kPromote).
 #define CQ_INSERT_JOB                                                                    \
     "INSERT INTO claimqueue.jobs (queue_id, payload, run_at, priority, max_attempts, "   \
-    "created_at, dedup_key) "                                                            \
-    "SELECT q.queue_id, $2, coalesce($3, $6), $4, coalesce($5, q.max_attempts), $6, $7 " \
+    "created_at, dedup_key, pos) "                                                       \
+    "SELECT q.queue_id, $2, coalesce($3, $6), $4, coalesce($5, q.max_attempts), $6, $7, " \
+    "claimqueue.ready_position(q.queue_id, $4, coalesce($3, $6), $6) "                   \
     "FROM claimqueue.queues q WHERE q.name = $1"
 
 Statement kInsert = {
@@ -38,8 +41,10 @@ Statement kFindDedup = {
     2, {TEXTOID, TEXTOID}, nullptr};
 
 Statement kInsertBatch = {
-    "INSERT INTO claimqueue.jobs (queue_id, payload, run_at, priority, max_attempts, created_at)"
-    " SELECT q.queue_id, p.payload, coalesce($3, $6), $4, coalesce($5, q.max_attempts), $6"
+    "INSERT INTO claimqueue.jobs (queue_id, payload, run_at, priority, max_attempts, created_at,"
+    " pos)"
+    " SELECT q.queue_id, p.payload, coalesce($3, $6), $4, coalesce($5, q.max_attempts), $6,"
+    " claimqueue.ready_position(q.queue_id, $4, coalesce($3, $6), $6)"
     " FROM claimqueue.queues q, unnest($2::jsonb[]) WITH ORDINALITY AS p(payload, ord)"
     " WHERE q.name = $1 ORDER BY p.ord RETURNING id",
     6, {TEXTOID, JSONBARRAYOID, TIMESTAMPTZOID, INT4OID, INT4OID, TIMESTAMPTZOID},

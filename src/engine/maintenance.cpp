@@ -21,6 +21,8 @@ Statement kLockExpired = {
 Statement kReturnExpired = {
     "UPDATE claimqueue.jobs j SET state = u.state, run_at = coalesce(u.run_at, j.run_at),"
     " finished_at = CASE WHEN u.state = 'failed' THEN $4 END, lease_expires_at = NULL,"
+    " pos = CASE WHEN u.state = 'ready'"
+    "            THEN claimqueue.ready_position(j.queue_id, j.priority, u.run_at, $4) END,"
     " last_error = 'lease expired (worker ' || coalesce(j.worker, '?') || ', attempt '"
     "              || j.attempt::text || ')'"
     " FROM unnest($1::bigint[], $2::text[], $3::timestamptz[]) AS u(id, state, run_at)"

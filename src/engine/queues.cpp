@@ -73,6 +73,14 @@ void RequireQueueExists(text *name)
         ReportUnknownQueue(name);
 }
 
+int32 QueueIdOf(text *name)
+{
+    Datum args[1] = {PointerGetDatum(name)};
+    if (Execute(&kQueueExists, args, nullptr, 1) == 0)
+        ReportUnknownQueue(name);
+    return DatumGetInt32(ResultValue(0, 1));
+}
+
 void RequireQueueCurrent(text *name)
 {
     if (!IsolationUsesXactSnapshot())

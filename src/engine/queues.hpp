@@ -26,6 +26,9 @@ int64 DropQueue(text *name, bool force);
 // Raises QC001 when the queue does not exist (inside an SPI connection).
 void RequireQueueExists(text *name);
 
+// The queue's id; raises QC001 when it does not exist (inside an SPI connection).
+int32 QueueIdOf(text *name);
+
 // Under REPEATABLE READ or SERIALIZABLE the transaction's snapshot may still
 // show a queue that was dropped (or dropped and re-created) since; with the
 // queue-name lock held, this checks against what has committed by now and

@@ -18,6 +18,7 @@ extern "C" {
 }
 
 #include "engine/maintenance.hpp"
+#include "engine/positions.hpp"
 #include "engine/queue_locks.hpp"
 #include "engine/statement.hpp"
 #include "shmem/shared_state.hpp"
@@ -54,10 +55,12 @@ void SetState(ReaperState state)
     LWLockRelease(Shared()->lock);
 }
 
-// Versions whose schema the reaper works on. 0.1.0 promised no background
-// reaper; its databases get one after ALTER EXTENSION claimqueue UPDATE.
+// Versions whose schema the reaper works on (this library's statements need
+// 0.3.0's claim positions); older databases get a reaper after ALTER
+// EXTENSION claimqueue UPDATE.
 Statement kExtensionVersion = {
-    "SELECT extversion <> '0.1.0' FROM pg_catalog.pg_extension WHERE extname = 'claimqueue'",
+    "SELECT extversion NOT IN ('0.1.0', '0.2.0') FROM pg_catalog.pg_extension"
+    " WHERE extname = 'claimqueue'",
     0, {}, nullptr};
 
 // Starts a batch's transaction. False (and no transaction) when the extension
@@ -119,13 +122,31 @@ bool RunBatches(int64 (*batch)(text *, int), const char *activity, int64 *total)
     }
 }
 
+// The sweep of the claim cursors, about once a minute: it walks each lane from
+// its start, which is what the cursors spare the claims.
+constexpr int64 kSweepIntervalUsec = 60 * USECS_PER_SEC;
+TimestampTz last_sweep = 0;
+
+int64 SweepBatch(text *, int)
+{
+    SweepCursors();
+    return 0;
+}
+
 // One pass; false when the extension is gone (the reaper then exits).
 bool RunPass()
 {
-    int64 reaped = 0, purged = 0;
+    int64 reaped = 0, purged = 0, promoted = 0, swept = 0;
     if (!RunBatches(ReapExpiredBatch, "claimqueue reaper: returning expired leases", &reaped) ||
+        !RunBatches(PromoteDueBatch, "claimqueue reaper: promoting due jobs", &promoted) ||
         !RunBatches(PurgeFinishedBatch, "claimqueue reaper: purging finished jobs", &purged))
         return false;
+    TimestampTz now = GetCurrentTimestamp();
+    if (now - last_sweep >= kSweepIntervalUsec) {
+        if (!RunBatches(SweepBatch, "claimqueue reaper: sweeping claim cursors", &swept))
+            return false;
+        last_sweep = now;
+    }
     if (reaped > 0 || purged > 0)
         ereport(LOG, (errmsg("claimqueue reaper: returned %lld expired leases, purged %lld "
                              "finished jobs past retention",

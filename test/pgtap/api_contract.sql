@@ -31,7 +31,7 @@ FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extna
 WHERE e.extname = 'pgtap' \gset
 SET LOCAL search_path = :"cq", :"tap", public;
 
-SELECT plan(304);
+SELECT plan(316);
 
 -- ---------------------------------------------------------------------------
 -- The API: one row per SQL function, with the contract it must keep.
@@ -96,7 +96,8 @@ CREATE TEMP TABLE helpers (ord int PRIMARY KEY, fn name NOT NULL, args name[] NO
 INSERT INTO helpers VALUES (1, 'check_preload', '{}'), (2, 'explain_claim', '{text,integer}'),
                            (3, 'merge_default_queue', '{}'), (4, 'reaper_status', '{}'),
                            (5, 'start_reaper', '{}'), (6, 'visible_queues', '{}'),
-                           (7, 'queue_grants_changed', '{}'), (8, 'waiters', '{}');
+                           (7, 'queue_grants_changed', '{}'), (8, 'waiters', '{}'),
+                           (9, 'claim_cursors', '{}');
 
 -- The advisory-lock namespace functions; their contract is test/pgtap/lock_namespaces.sql.
 SELECT '{"lock_namespace(text,text)","register_lock_key(text,text)","lock_key_id(text,text)",'
@@ -156,7 +157,7 @@ SELECT is(pg_catalog.pg_get_function_result(
           'lease_expires_at timestamp with time zone, enqueued_at timestamp with time zone)',
           'complete_and_dequeue() returns the same columns as dequeue()');
 
--- Helpers: 8 x 4 -------------------------------------------------------------
+-- Helpers: 9 x 4 -------------------------------------------------------------
 SELECT has_function('claimqueue', fn, args) FROM helpers ORDER BY ord;
 SELECT isnt_definer('claimqueue', fn, args) FROM helpers ORDER BY ord;
 -- explain_claim() also sets plan_cache_mode, to show dequeue()'s generic plan.
@@ -186,9 +187,25 @@ SELECT set_eq(
              UNION ALL
              SELECT format('%%I.%%s', %L, f)::regprocedure::text FROM unnest(%L::text[]) AS f
              UNION ALL
-             SELECT format('%%I.dequeue_wait(text,text,integer,interval,interval,jsonb)', %L)::regprocedure::text$$,
+             SELECT format('%%I.dequeue_wait(text,text,integer,interval,interval,jsonb)', %L)::regprocedure::text
+             UNION ALL
+             SELECT 'claimqueue.ready_position(integer,integer,timestamp with time zone,timestamp with time zone)'::regprocedure::text$$,
            :'cq', :'cq', :'lock_api', :'cq'),
-    'the extension''s functions are exactly the 18 API functions, 8 helpers, the lock-namespace functions and dequeue_wait');
+    'the extension''s functions are exactly the 18 API functions, 9 helpers, ready_position, the lock-namespace functions and dequeue_wait');
+
+-- ready_position(): called for every job entering the ready state, from the
+-- claim engine's statements, which run as the extension's owner.
+SELECT has_function('claimqueue', 'ready_position', ARRAY['integer', 'integer', 'timestamp with time zone', 'timestamp with time zone']);
+SELECT isnt_definer('claimqueue', 'ready_position', ARRAY['integer', 'integer', 'timestamp with time zone', 'timestamp with time zone']);
+SELECT volatility_is('claimqueue', 'ready_position', ARRAY['integer', 'integer', 'timestamp with time zone', 'timestamp with time zone'], 'volatile');
+SELECT is_strict('claimqueue', 'ready_position', ARRAY['integer', 'integer', 'timestamp with time zone', 'timestamp with time zone']);
+-- It runs no SQL, so it has no search_path to pin; a SET clause would make
+-- every call (one per row) save and restore settings.
+SELECT is((SELECT p.proconfig FROM pg_catalog.pg_proc p
+           WHERE p.oid = 'claimqueue.ready_position(integer,integer,timestamptz,timestamptz)'::regprocedure),
+          NULL, 'claimqueue.ready_position() has no SET clause');
+SELECT function_privs_are('claimqueue', 'ready_position', ARRAY['integer', 'integer', 'timestamp with time zone', 'timestamp with time zone'],
+                          'public', '{}'::name[], 'EXECUTE on claimqueue.ready_position() is not granted to PUBLIC');
 
 -- ---------------------------------------------------------------------------
 -- Schema, tables and indexes
@@ -214,21 +231,26 @@ SELECT results_eq(
              ('run_at', 'timestamp with time zone'), ('created_at', 'timestamp with time zone'),
              ('started_at', 'timestamp with time zone'), ('finished_at', 'timestamp with time zone'),
              ('lease_expires_at', 'timestamp with time zone'), ('worker', 'text'),
-             ('dedup_key', 'text'), ('last_error', 'text'), ('payload', 'jsonb')$$,
+             ('dedup_key', 'text'), ('last_error', 'text'), ('payload', 'jsonb'), ('pos', 'bigint')$$,
     'claimqueue.jobs has the documented columns, types and order');
 SELECT table_privs_are('claimqueue', 'queues', 'public', '{}'::name[],
                        'PUBLIC has no privileges on claimqueue.queues');
 SELECT table_privs_are('claimqueue', 'jobs', 'public', '{}'::name[],
                        'PUBLIC has no privileges on claimqueue.jobs');
 
-SELECT has_index('claimqueue', 'jobs', 'jobs_ready_idx', ARRAY['queue_id', 'priority', 'run_at', 'id']);
+SELECT has_index('claimqueue', 'jobs', 'jobs_ready_idx', ARRAY['queue_id', 'priority', 'pos']);
+SELECT has_index('claimqueue', 'jobs', 'jobs_scheduled_idx', ARRAY['queue_id', 'run_at']);
 SELECT has_index('claimqueue', 'jobs', 'jobs_running_idx', ARRAY['lease_expires_at']);
 SELECT has_index('claimqueue', 'jobs', 'jobs_dedup_idx', ARRAY['queue_id', 'dedup_key']);
 SELECT has_index('claimqueue', 'jobs', 'jobs_finished_idx', ARRAY['queue_id', 'finished_at']);
 SELECT is(pg_catalog.pg_get_indexdef('claimqueue.jobs_ready_idx'::regclass),
-          'CREATE INDEX jobs_ready_idx ON claimqueue.jobs USING btree (queue_id, priority DESC, run_at, id) '
-          'WHERE (state = ''ready''::text)',
-          'jobs_ready_idx: claim order, partial on state = ready');
+          'CREATE INDEX jobs_ready_idx ON claimqueue.jobs USING btree (queue_id, priority DESC, pos) '
+          'WHERE ((state = ''ready''::text) AND (pos IS NOT NULL))',
+          'jobs_ready_idx: claim order (lanes by priority, then position), partial on ready jobs with a position');
+SELECT is(pg_catalog.pg_get_indexdef('claimqueue.jobs_scheduled_idx'::regclass),
+          'CREATE INDEX jobs_scheduled_idx ON claimqueue.jobs USING btree (queue_id, run_at) '
+          'WHERE ((state = ''ready''::text) AND (pos IS NULL))',
+          'jobs_scheduled_idx: ready jobs waiting for their run_at');
 SELECT is(pg_catalog.pg_get_indexdef('claimqueue.jobs_running_idx'::regclass),
           'CREATE INDEX jobs_running_idx ON claimqueue.jobs USING btree (lease_expires_at) '
           'WHERE ((state = ''running''::text) AND (lease_expires_at IS NOT NULL))',

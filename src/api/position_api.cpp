@@ -1,0 +1,41 @@
+// SQL functions of the claim cursors (src/shmem/claim_cursors.hpp), internal to
+// the extension: claimqueue.ready_position() gives a job entering the ready
+// state its claim position, from the statements of the claim engine;
+// claimqueue.claim_cursors() shows the lanes (for tests and diagnosis).
+#include "firewall.hpp"
+
+#include "shmem/claim_cursors.hpp"
+
+using namespace claimqueue;
+
+// claimqueue.ready_position(queue_id, priority, run_at, now) -> bigint: a new
+// position when the job is due at `now`, else NULL (it waits for run_at).
+CQ_FUNCTION(cq_ready_position)
+{
+    int32 queue_id = PG_GETARG_INT32(0);
+    int32 priority = PG_GETARG_INT32(1);
+    TimestampTz run_at = PG_GETARG_TIMESTAMPTZ(2);
+    TimestampTz now = PG_GETARG_TIMESTAMPTZ(3);
+    if (run_at > now) {
+        NoteScheduled(queue_id, run_at);
+        PG_RETURN_NULL();
+    }
+    PG_RETURN_INT64(DrawPosition(queue_id, priority));
+}
+
+// claimqueue.claim_cursors() -> (queue_id, priority, cursor, max_position),
+// this database's lanes that have had jobs since the server started.
+CQ_FUNCTION(cq_claim_cursors)
+{
+    ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+    InitMaterializedSRF(fcinfo, 0);
+    int n;
+    LaneView *lanes = ListLanes(&n);
+    for (int i = 0; i < n; i++) {
+        Datum values[4] = {Int32GetDatum(lanes[i].queue_id), Int32GetDatum(lanes[i].priority),
+                           Int64GetDatum(lanes[i].cursor), Int64GetDatum(lanes[i].max_position)};
+        bool nulls[4] = {false, false, false, false};
+        tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+    }
+    return (Datum) 0;
+}

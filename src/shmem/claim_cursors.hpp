@@ -1,0 +1,87 @@
+// Claim cursors: where a claim starts, so it never walks the index entries of
+// jobs already claimed (src/engine/README.md, "Claim cursors", has the design
+// and the proof that no ready job is ever left behind a cursor).
+//
+// Every entry into the claimable set draws a fresh position; a queue has one
+// lane per priority, ordered by position, and each lane a cursor: the lowest
+// position at which a claimable job may still be. Kept in shared memory, so it
+// exists only when the library is preloaded; without it (or when the table of
+// queues is full) claims scan from the start of each lane, as before.
+#pragma once
+
+#include "pg.hpp"
+
+namespace claimqueue {
+
+constexpr int kMinPriority = -100;
+constexpr int kMaxPriority = 100;
+constexpr int kLanes = kMaxPriority - kMinPriority + 1;
+
+extern int claim_cursor_queues;  // claimqueue.claim_cursor_queues (postmaster)
+
+void DefineCursorSettings();
+void RequestCursorState();  // from _PG_init while preloading
+
+// --- Entering the claimable set -------------------------------------------
+
+// The position of a job of queue `queue_id` and `priority` that becomes
+// claimable now. Until this transaction ends, no cursor moves past it.
+int64 DrawPosition(int32 queue_id, int priority);
+
+// A job of `queue_id` waits until `run_at` (position NULL): once this
+// transaction commits, claims know to look for due jobs from then on.
+void NoteScheduled(int32 queue_id, TimestampTz run_at);
+
+// --- Claiming ---------------------------------------------------------------
+
+struct QueueCursors;
+
+// The cursors of a queue in this database, or nullptr: not preloaded, cursors
+// off, or the table full (then claims run without cursors).
+QueueCursors *CursorsFor(int32 queue_id);
+
+// True until someone has loaded the lanes of jobs that entered before this
+// server started (or before the queue's entry existed); LoadLane then Loaded.
+bool NeedsLoading(QueueCursors *q);
+void LoadLane(QueueCursors *q, int priority, int64 max_position);
+void MarkLoaded(QueueCursors *q);
+
+// Whether the lane may hold a claimable job at or past its cursor.
+bool LaneMayHaveJobs(QueueCursors *q, int priority);
+int64 LaneCursor(QueueCursors *q, int priority);
+
+// No position below this is held by a transaction still in flight, nor will
+// one be drawn: read it before the snapshot of the statement that probes.
+int64 PositionBound();
+
+// Moves the lane's cursor up to `position` (never down).
+void AdvanceLane(QueueCursors *q, int priority, int64 position);
+// Moves it down to `position` (the sweep's repair); true when it moved.
+bool LowerLane(QueueCursors *q, int priority, int64 position);
+
+// Due jobs that wait with position NULL: PromotionDue tells whether some may
+// be due at `now`; a promoter calls BeginPromotion before its statement and
+// NotePromoted with the earliest run_at still waiting (DT_NOEND if none).
+bool PromotionDue(QueueCursors *q, TimestampTz now);
+void BeginPromotion(QueueCursors *q);
+void NotePromoted(QueueCursors *q, TimestampTz next_run_at);
+
+// --- Prepared transactions (the reaper) -----------------------------------
+
+// Prepared transactions' positions hold cursors back (they commit later, in
+// another session); the reaper lifts that floor when none is prepared.
+uint64 PreparedFloorGeneration();
+void LiftPreparedFloor(uint64 generation_seen);
+
+// --- Observation ------------------------------------------------------------
+
+struct LaneView {
+    int32 queue_id;
+    int priority;
+    int64 cursor;
+    int64 max_position;
+};
+// The lanes of this database that have had jobs; palloc'd; *n set.
+LaneView *ListLanes(int *n);
+
+}  // namespace claimqueue
