@@ -98,8 +98,9 @@ sql -d old -c "SET client_min_messages = error" -c "CREATE EXTENSION claimqueue 
 # This library's statements need the current schema: until the update, the
 # queue API says so (kept out of the server log, which is checked below).
 api_asks_for_update() {
-    sql -d "$1" -c "SET log_min_messages = fatal" -c "SELECT enqueue('default', '{}')" 2>&1 |
-        grep -q "HINT:  Run ALTER EXTENSION claimqueue UPDATE in this database."
+    local out
+    out=$(sql -d "$1" -c "SET log_min_messages = fatal" -c "SELECT enqueue('default', '{}')" 2>&1)
+    grep -q "HINT:  Run ALTER EXTENSION claimqueue UPDATE in this database." <<<"$out"
 }
 check "on 0.1.0 the queue API refuses with a hint to run ALTER EXTENSION UPDATE" \
     api_asks_for_update old
