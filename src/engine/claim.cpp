@@ -301,6 +301,7 @@ uint64 ClaimJobs(text *queue, text *worker, int32 batch, Interval *lease, Tuples
                  MemoryContext out_context)
 {
     ConnectSpi();
+    NoteClaimStarting();  // before the clock is read for the leases
     uint64 n = ClaimInto(queue, worker, batch, lease, ClockNow(), out, out_context);
     FinishSpi();
     return n;
@@ -311,6 +312,7 @@ uint64 CompleteAndClaimJobs(const int64 *id, int32 attempt, text *queue, text *w
                             MemoryContext out_context)
 {
     ConnectSpi();
+    NoteClaimStarting();  // before the clock is read for the leases
     TimestampTz now = ClockNow();
     if (id != nullptr)
         CompleteInto(*id, attempt, now);  // raises before anything is claimed

@@ -5,6 +5,7 @@
 #include "engine/clock.hpp"
 #include "engine/queues.hpp"
 #include "engine/statement.hpp"
+#include "shmem/claim_cursors.hpp"
 #include "wait/ready_notices.hpp"
 
 namespace claimqueue {
@@ -14,9 +15,17 @@ namespace {
 Statement kLockExpired = {
     "SELECT j.id, j.attempt, j.max_attempts, q.backoff_base, q.backoff_cap, q.name"
     " FROM claimqueue.jobs j JOIN claimqueue.queues q ON q.queue_id = j.queue_id"
-    " WHERE j.state = 'running' AND j.lease_expires_at < $1 AND ($2::text IS NULL OR q.name = $2)"
+    " WHERE j.state = 'running' AND j.lease_expires_at < $1 AND j.lease_expires_at >= $4"
+    "   AND ($2::text IS NULL OR q.name = $2)"
     " ORDER BY j.lease_expires_at LIMIT $3 FOR UPDATE OF j SKIP LOCKED",
-    3, {TIMESTAMPTZOID, TEXTOID, INT4OID}, nullptr};
+    4, {TIMESTAMPTZOID, TEXTOID, INT4OID, TIMESTAMPTZOID}, nullptr};
+
+// The earliest lease at or after $1 that this snapshot shows running (locked
+// by someone or not).
+Statement kEarliestLease = {
+    "SELECT min(lease_expires_at) FROM claimqueue.jobs"
+    " WHERE state = 'running' AND lease_expires_at >= $1",
+    1, {TIMESTAMPTZOID}, nullptr};
 
 Statement kReturnExpired = {
     "UPDATE claimqueue.jobs j SET state = u.state, run_at = coalesce(u.run_at, j.run_at),"
@@ -56,10 +65,17 @@ constexpr int kSqlFunctionBatch = 1000;
 
 int64 ReapExpiredBatch(text *queue, int limit)
 {
+    return ReapExpiredFrom(queue, limit, nullptr);
+}
+
+int64 ReapExpiredFrom(text *queue, int limit, LeaseScan *scan)
+{
     ConnectSpi();
+    TimestampTz bound = scan ? LeaseBound() : DT_NOBEGIN;  // before any snapshot here
     TimestampTz now = ClockNow();
-    Datum find[3] = {TimestampTzGetDatum(now), PointerGetDatum(queue), Int32GetDatum(limit)};
-    uint64 n = Execute(&kLockExpired, find, queue ? nullptr : " n ");
+    Datum find[4] = {TimestampTzGetDatum(now), PointerGetDatum(queue), Int32GetDatum(limit),
+                     TimestampTzGetDatum(scan ? scan->from : DT_NOBEGIN)};
+    uint64 n = Execute(&kLockExpired, find, queue ? nullptr : " n  ");
     if (n > 0) {
         Datum *ids = (Datum *) palloc(sizeof(Datum) * n);
         Datum *states = (Datum *) palloc(sizeof(Datum) * n);
@@ -87,6 +103,18 @@ int64 ReapExpiredBatch(text *queue, int limit)
                                                8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)),
             TimestampTzGetDatum(now)};
         Execute(&kReturnExpired, update, nullptr);
+    }
+    if (scan != nullptr) {
+        scan->next_from = scan->from;  // a full batch: the next one starts here again
+        if (n < (uint64) limit) {
+            Datum probe[1] = {TimestampTzGetDatum(scan->from)};
+            bool isnull = true;
+            Datum earliest = 0;
+            if (Execute(&kEarliestLease, probe, nullptr, 1) == 1)
+                earliest = ResultValue(0, 1, &isnull);
+            scan->next_from = isnull ? bound : Min(bound, DatumGetTimestampTz(earliest));
+            scan->next_from = Max(scan->next_from, scan->from);
+        }
     }
     FinishSpi();
     return (int64) n;

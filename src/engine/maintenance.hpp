@@ -15,6 +15,18 @@ namespace claimqueue {
 // queues that got ready jobs wake when the transaction commits.
 int64 ReapExpiredBatch(text *queue, int limit);
 
+// The reaper's pass over expired leases starts at a mark instead of the
+// earliest lease, so it does not step over the index entries of every job
+// finished since an old snapshot was taken (which nothing can remove while it
+// lasts). `from` is the mark; *next_from is where the next pass may start,
+// once this batch has committed: the earliest lease this batch's snapshot
+// still shows running, and never past a claim still in flight (LeaseBound).
+struct LeaseScan {
+    TimestampTz from;
+    TimestampTz next_from;
+};
+int64 ReapExpiredFrom(text *queue, int limit, LeaseScan *scan);
+
 // Deletes up to `limit` done, failed and cancelled jobs that finished longer
 // ago than their queue's retention, skipping rows other sessions hold.
 int64 PurgeFinishedBatch(text *queue, int limit);

@@ -44,7 +44,9 @@ struct CursorState {
     int nslots;                          // one per PGPROC
     int capacity;
     pg_atomic_uint32 nqueues;            // entries of queues[] in use
-    pg_atomic_uint64 slots[FLEXIBLE_ARRAY_MEMBER];  // lowest position drawn by the open transaction
+    // Per PGPROC, two arrays of nslots: the lowest position drawn by its open
+    // transaction, then the (time) key of its first claim in it.
+    pg_atomic_uint64 slots[FLEXIBLE_ARRAY_MEMBER];
 };
 
 CursorState *state = nullptr;
@@ -57,7 +59,12 @@ int SlotCount()
 Size QueuesOffset(int nslots)
 {
     return MAXALIGN(add_size(offsetof(CursorState, slots),
-                             mul_size(sizeof(pg_atomic_uint64), (Size) nslots)));
+                             mul_size(sizeof(pg_atomic_uint64), (Size) nslots * 2)));
+}
+
+pg_atomic_uint64 *LeaseSlots()
+{
+    return &state->slots[state->nslots];
 }
 
 QueueCursors *Queues()
@@ -85,8 +92,8 @@ void InitCursorState(void *region, LWLock *lock)
     s->nslots = SlotCount();
     s->capacity = claim_cursor_queues;
     pg_atomic_init_u32(&s->nqueues, 0);
-    for (int i = 0; i < s->nslots; i++)
-        pg_atomic_init_u64(&s->slots[i], kNoPosition);
+    for (int i = 0; i < s->nslots * 2; i++)
+        pg_atomic_init_u64(&s->slots[i], kNoPosition);  // (the greatest time key too)
 }
 
 const SharedRegion kCursorRegion = {"claimqueue cursors", CursorStateSize, InitCursorState,
@@ -134,6 +141,7 @@ struct ScheduledNote {
 };
 
 bool holds_slot = false;          // this transaction drew a position
+bool holds_lease_slot = false;    // this transaction claimed
 List *scheduled_notes = NIL;      // of ScheduledNote *, in TopTransactionContext
 bool callbacks_registered = false;
 HTAB *local_queues = nullptr;     // queue_id -> QueueCursors * (nullptr: none to be had)
@@ -153,6 +161,9 @@ void ReleaseSlot()
     if (holds_slot)
         pg_atomic_write_u64(MySlot(), kNoPosition);
     holds_slot = false;
+    if (holds_lease_slot)
+        pg_atomic_write_u64(&LeaseSlots()[MyProc->pgprocno], kNoPosition);
+    holds_lease_slot = false;
 }
 
 // At commit the jobs are visible to every later snapshot (this runs after
@@ -387,6 +398,29 @@ void BeginPromotion(QueueCursors *q)
 void NotePromoted(QueueCursors *q, TimestampTz next_run_at)
 {
     AtomicMin(&q->next_scheduled, TimeKey(next_run_at));
+}
+
+void NoteClaimStarting()
+{
+    if (state == nullptr || holds_lease_slot)
+        return;
+    RegisterCallbacks();
+    pg_atomic_write_u64(&LeaseSlots()[MyProc->pgprocno], TimeKey(GetCurrentTimestamp()));
+    holds_lease_slot = true;
+    pg_memory_barrier();  // published before the claim reads the clock for its leases
+}
+
+TimestampTz LeaseBound()
+{
+    // The clock first: a claim that publishes after the slots are read below
+    // reads the clock later still, so its leases end after this.
+    uint64 bound = TimeKey(GetCurrentTimestamp());
+    if (state == nullptr)
+        return KeyTime(bound);
+    pg_memory_barrier();
+    for (int i = 0; i < state->nslots; i++)
+        bound = Min(bound, pg_atomic_read_u64(&LeaseSlots()[i]));
+    return KeyTime(bound);
 }
 
 uint64 PreparedFloorGeneration()

@@ -66,6 +66,17 @@ bool PromotionDue(QueueCursors *q, TimestampTz now);
 void BeginPromotion(QueueCursors *q);
 void NotePromoted(QueueCursors *q, TimestampTz next_run_at);
 
+// --- Leases (the reaper's scan) ---------------------------------------------
+
+// A claim calls this before it computes its leases: until its transaction
+// ends, the reaper's lease scan does not start after this moment.
+void NoteClaimStarting();
+
+// The reaper's scan of expired leases may start at this bound (and at the
+// earliest lease its own snapshot shows running): every lease of a claim
+// still in flight is later. Read it before the snapshot that probes.
+TimestampTz LeaseBound();
+
 // --- Prepared transactions (the reaper) -----------------------------------
 
 // Prepared transactions' positions hold cursors back (they commit later, in

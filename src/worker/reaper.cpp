@@ -133,16 +133,36 @@ int64 SweepBatch(text *, int)
     return 0;
 }
 
+// Where the scan of expired leases starts (maintenance.hpp, LeaseScan): moved
+// up after each pass, back to the start with each sweep (so a lease written
+// outside claimqueue's functions is found within a minute).
+TimestampTz lease_mark = DT_NOBEGIN;
+TimestampTz next_lease_mark = DT_NOBEGIN;
+
+int64 ReapFromMark(text *, int limit)
+{
+    LeaseScan scan = {lease_mark, lease_mark};
+    int64 n = ReapExpiredFrom(nullptr, limit, &scan);
+    next_lease_mark = scan.next_from;
+    return n;
+}
+
 // One pass; false when the extension is gone (the reaper then exits).
 bool RunPass()
 {
     int64 reaped = 0, purged = 0, promoted = 0, swept = 0;
-    if (!RunBatches(ReapExpiredBatch, "claimqueue reaper: returning expired leases", &reaped) ||
-        !RunBatches(PromoteDueBatch, "claimqueue reaper: promoting due jobs", &promoted) ||
+    TimestampTz now = GetCurrentTimestamp();
+    bool sweep = now - last_sweep >= kSweepIntervalUsec;
+    if (sweep)
+        lease_mark = DT_NOBEGIN;
+    next_lease_mark = lease_mark;
+    if (!RunBatches(ReapFromMark, "claimqueue reaper: returning expired leases", &reaped))
+        return false;
+    lease_mark = next_lease_mark;  // its batches have committed
+    if (!RunBatches(PromoteDueBatch, "claimqueue reaper: promoting due jobs", &promoted) ||
         !RunBatches(PurgeFinishedBatch, "claimqueue reaper: purging finished jobs", &purged))
         return false;
-    TimestampTz now = GetCurrentTimestamp();
-    if (now - last_sweep >= kSweepIntervalUsec) {
+    if (sweep) {
         if (!RunBatches(SweepBatch, "claimqueue reaper: sweeping claim cursors", &swept))
             return false;
         last_sweep = now;
