@@ -4,7 +4,7 @@
 #
 #   bash bench/inner.sh MODE WORKDIR
 #
-# MODE is quick or full. Writes into WORKDIR (created by run.sh):
+# MODE is quick, full or history. Writes into WORKDIR (created by run.sh):
 #   raw.csv       one line per measurement (before ratios)
 #   windows.csv   the held-snapshot probe, one line per 10-s window
 #   machine.txt   machine and server description (key: value)
@@ -34,6 +34,7 @@ quick)
     held_secs=${BENCH_HELD_SECS:-120}
     held_backlog=${BENCH_HELD_BACKLOG:-300000}
     history=${BENCH_HISTORY:-}
+    steady_secs=${BENCH_STEADY_SECS:-30}
     ;;
 full)
     ceil_clients=${BENCH_CEIL_CLIENTS:-1 4 8 16 32}
@@ -43,8 +44,16 @@ full)
     held_secs=${BENCH_HELD_SECS:-600}
     held_backlog=${BENCH_HELD_BACKLOG:-1000000}
     history=${BENCH_HISTORY:-1000000}
+    steady_secs=${BENCH_STEADY_SECS:-60}
     ;;
-*) echo "inner.sh: mode must be quick or full, not '$mode'" >&2; exit 2 ;;
+history)
+    # Retained history alone (its fills dominate: about 10 minutes): the
+    # ceilings and the drain with 0, 1 and 10 million finished jobs kept.
+    ceil_clients=${BENCH_CEIL_CLIENTS:-8}
+    drain_clients=${BENCH_DRAIN_CLIENTS:-8}
+    history=${BENCH_HISTORY:-1000000 10000000}
+    ;;
+*) echo "inner.sh: mode must be quick, full or history, not '$mode'" >&2; exit 2 ;;
 esac
 t_ceil=${BENCH_T_CEIL:-10}          # seconds per ceiling run
 t_drain=${BENCH_T_DRAIN:-20}        # seconds per drain run
@@ -54,6 +63,7 @@ drain_prefill=${BENCH_DRAIN_PREFILL:-200000}
 batch_prefill=${BENCH_BATCH_PREFILL:-1000000}
 held_consumers=${BENCH_HELD_CONSUMERS:-8}
 held_producers=${BENCH_HELD_PRODUCERS:-2}
+steady_rate=${BENCH_STEADY_RATE:-1000}  # jobs/s offered by the producers (below capacity)
 window=10                           # seconds per held-snapshot window
 chunk=50000                         # payloads per enqueue_batch() call
 
@@ -93,14 +103,16 @@ cq_fill() {
 plain_fill() {
     psqlq -c "INSERT INTO bench_plain (payload) SELECT jsonb_build_object('n', g) FROM generate_series(1, $1) g"
 }
-# Retained history: N finished jobs below the ready ones. claimqueue: enqueued
-# through the API, then marked done directly (as sql/claim_plan.sql does), so
-# the rows look like real finished jobs; plain: inserted as done.
+# Retained history: N finished jobs below the ready ones, written directly as
+# finished rows (what claimqueue's own transitions leave behind: state done,
+# attempt 1, no position, finished_at set), so 10 million take minutes, not an
+# hour of API calls; plain: inserted as done.
 cq_history() {
-    cq_fill "$1"
-    psqlq -c "UPDATE claimqueue.jobs SET state = 'done', attempt = 1, worker = 'history',
-                     started_at = now(), finished_at = now()
-              WHERE state = 'ready'" >/dev/null
+    psqlq -c "INSERT INTO claimqueue.jobs (queue_id, state, attempt, max_attempts, run_at,
+                     created_at, started_at, finished_at, worker, payload)
+              SELECT q.queue_id, 'done', 1, 5, now(), now(), now(), now(), 'history',
+                     jsonb_build_object('n', g)
+              FROM claimqueue.queues q, generate_series(1, $1) g WHERE q.name = 'bench'" >/dev/null
 }
 plain_history() {
     psqlq -c "INSERT INTO bench_plain (status, payload, claimed_at, finished_at, worker)
@@ -190,11 +202,14 @@ drain_pair() {
     record "$section" "$wl" claimqueue "$c" "$t" "$(( $(cq_count done) - ${hist:-0} ))" "$ceil" "$left" "$(dry_note "$left")"
 }
 
+only_history() { [ "$mode" = history ]; }
+
 log "(2,3) drain: $drain_prefill prefilled, claim and complete in separate transactions"
 for c in $drain_clients; do
     drain_pair drain "$c" "$t_drain" "$drain_prefill" "" cq_drain.sql plain_drain.sql commit2 drain
 done
 
+if ! only_history; then
 # --- (4) one commit per job ------------------------------------------------------
 log "(4) one commit per job: claim and complete in one transaction"
 for c in $onetxn_clients; do
@@ -218,17 +233,75 @@ log "(5) batch: claim 100 per transaction, complete them in one transaction"
 for c in $batch_clients; do
     drain_pair batch "$c" "$t_batch" "$batch_prefill" "" cq_batch.sql plain_batch.sql commit2 batch100
 done
+fi
 
-# --- full mode: drain with retained history ---------------------------------------
-if [ -n "$history" ]; then
-    log "drain with $history finished jobs retained"
+# --- full and history modes: drain with retained history --------------------------
+for h in $history; do
+    log "drain with $h finished jobs retained"
     for c in ${BENCH_HISTORY_CLIENTS:-8}; do
-        drain_pair history "$c" "$t_drain" "$drain_prefill" "$history" cq_drain.sql plain_drain.sql commit2 "drain_history_$history"
+        drain_pair history "$c" "$t_drain" "$drain_prefill" "$h" cq_drain.sql plain_drain.sql commit2 "drain_history_$h"
     done
+done
+if only_history; then
+    echo "impl,window,t_s,jobs,jobs_per_s,consumer_tps,consumer_lat_ms,producer_tps,backlog_ready,dead_tuples,table_mb" >"$windows"
+fi
+
+# --- (5b) steady state: producers below capacity, consumers keep up ------------------
+# steady_probe IMPL: 2 producers offering $steady_rate jobs/s in all (pgbench -R),
+# 8 consumers (the drain scripts; an empty claim loops again at once), empty
+# queue at the start. Samples the ready backlog every 10 s; afterwards the
+# latency of every job done, enqueue to completion (finished_at - created_at).
+steady_probe() {
+    local impl=$1 produce cons depth_sql lat_sql i=0 depths="" d t0 next now
+    if [ "$impl" = claimqueue ]; then
+        produce=cq_produce.sql; cons=cq_drain.sql
+        depth_sql="SELECT count(*) FROM claimqueue.jobs WHERE state = 'ready'"
+        lat_sql="SELECT count(*), round(1000 * extract(epoch FROM percentile_cont(0.5) WITHIN GROUP (ORDER BY finished_at - created_at))::numeric, 1), round(1000 * extract(epoch FROM percentile_cont(0.99) WITHIN GROUP (ORDER BY finished_at - created_at))::numeric, 1) FROM claimqueue.jobs WHERE state = 'done'"
+    else
+        produce=plain_produce.sql; cons=plain_drain.sql
+        depth_sql="SELECT count(*) FROM bench_plain WHERE status = 'ready'"
+        lat_sql="SELECT count(*), round(1000 * extract(epoch FROM percentile_cont(0.5) WITHIN GROUP (ORDER BY finished_at - created_at))::numeric, 1), round(1000 * extract(epoch FROM percentile_cont(0.99) WITHIN GROUP (ORDER BY finished_at - created_at))::numeric, 1) FROM bench_plain WHERE status = 'done'"
+    fi
+    log "(5b) steady, $impl: ${steady_secs}s, producers at $steady_rate jobs/s, $held_consumers consumers"
+    reset_tables; settle
+    local pg_secs=$((steady_secs + window / 2)) nwin=$((steady_secs / window))
+    pgbench -n -M prepared -c 2 -j 1 -R "$steady_rate" -T "$pg_secs" \
+        -f "$sqldir/$produce" >"$logs/steady_${impl}_producers.log" 2>&1 &
+    local prod_pid=$!
+    pgbench -n -M prepared -c "$held_consumers" -j "$(threads "$held_consumers")" -T "$pg_secs" \
+        -f "$sqldir/$cons" >"$logs/steady_${impl}_consumers.log" 2>&1 &
+    local cons_pid=$!
+    t0=$(date +%s.%N)
+    next=$(awk -v a="$t0" -v w="$window" 'BEGIN { printf "%.3f", a + w }')
+    while [ "$i" -lt "$nwin" ]; do
+        now=$(date +%s.%N)
+        sleep "$(awk -v a="$next" -v b="$now" 'BEGIN { d = a - b; printf "%.3f", (d > 0 ? d : 0) }')"
+        i=$((i + 1))
+        d=$(val "$depth_sql")
+        depths="${depths:+$depths }$d"
+        log "  $impl steady window $i: backlog $d"
+        next=$(awk -v a="$next" -v w="$window" 'BEGIN { printf "%.3f", a + w }')
+    done
+    local rc=0
+    wait "$cons_pid" || rc=$?
+    wait "$prod_pid" || rc=$?
+    [ "$rc" = 0 ] || { tail -5 "$logs/steady_${impl}_consumers.log" "$logs/steady_${impl}_producers.log" >&2; die "steady $impl: pgbench failed"; }
+    LOOPS=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$logs/steady_${impl}_consumers.log")
+    TPS=$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$logs/steady_${impl}_consumers.log")
+    local done p50 p99
+    read -r done p50 p99 < <(val "$lat_sql" | tr '|' ' ')
+    # jobs/s = jobs done over the run (the consumers' loops include empty claims).
+    LOOPS=$done; TPS=$(awk -v j="$done" -v t="$pg_secs" 'BEGIN { printf "%.1f", j / t }')
+    record steady "steady_$steady_rate" "$impl" "$held_consumers" "$pg_secs" "$done" "" "$d" \
+        "backlog per ${window} s: $depths; latency enqueue to done p50 $p50 ms, p99 $p99 ms"
+}
+if [ -n "${steady_secs:-}" ]; then
+    steady_probe claimqueue
+    steady_probe plain
 fi
 
 # --- (6) held-snapshot probe ---------------------------------------------------------
-echo "impl,window,t_s,jobs,jobs_per_s,consumer_tps,consumer_lat_ms,producer_tps,backlog_ready,dead_tuples,table_mb" >"$windows"
+only_history || echo "impl,window,t_s,jobs,jobs_per_s,consumer_tps,consumer_lat_ms,producer_tps,backlog_ready,dead_tuples,table_mb" >"$windows"
 
 held_probe() {
     local impl=$1 produce cons sample holder_pid t0 next now i=0 prev_done prev_t rel
@@ -318,8 +391,10 @@ held_probe() {
     echo "held,held_last_window,$impl,$held_consumers,$window,,,,${last%%,*},,$(echo "$last" | cut -d, -f2),jobs/s in the window ending at ${last##*,} s" >>"$raw"
 }
 
-held_probe claimqueue
-held_probe plain
+if ! only_history; then
+    held_probe claimqueue
+    held_probe plain
+fi
 
 # --- report ------------------------------------------------------------------------
 # Ratios and markdown are computed by SQL (bench/report.sql) in this cluster.

@@ -57,15 +57,15 @@ SELECT format('| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |',
                         nullif(note, '')))
 FROM report_results ORDER BY ord;
 
-SELECT '';
-SELECT '### Held snapshot, per ' || :'window' || '-s window';
-SELECT '';
+SELECT '' WHERE EXISTS (SELECT 1 FROM report_windows);
+SELECT '### Held snapshot, per ' || :'window' || '-s window' WHERE EXISTS (SELECT 1 FROM report_windows);
+SELECT '' WHERE EXISTS (SELECT 1 FROM report_windows);
 SELECT 'jobs/s = jobs completed in the window (count of done rows, sampled), pgbench tps = the consumers'' '
     || 'loops/s from --progress (a loop claims and completes one job), backlog = ready jobs at the end of the window, '
-    || 'dead = n_dead_tup of the queue table (pgstat, lags a little).';
-SELECT '';
-SELECT '| t (s) | claimqueue jobs/s | pgbench tps | lat ms | backlog | dead | MB | plain jobs/s | pgbench tps | lat ms | backlog | dead | MB | claimqueue ÷ plain |';
-SELECT '|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|';
+    || 'dead = n_dead_tup of the queue table (pgstat, lags a little).' WHERE EXISTS (SELECT 1 FROM report_windows);
+SELECT '' WHERE EXISTS (SELECT 1 FROM report_windows);
+SELECT '| t (s) | claimqueue jobs/s | pgbench tps | lat ms | backlog | dead | MB | plain jobs/s | pgbench tps | lat ms | backlog | dead | MB | claimqueue ÷ plain |' WHERE EXISTS (SELECT 1 FROM report_windows);
+SELECT '|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|' WHERE EXISTS (SELECT 1 FROM report_windows);
 SELECT format('| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |',
               coalesce(c.t_s, p.t_s),
               pg_temp.n(c.jobs_per_s), pg_temp.n(c.consumer_tps), c.consumer_lat_ms, pg_temp.n(c.backlog_ready),

@@ -4,6 +4,7 @@
 #
 #   bash bench/run.sh --quick     # about 8 minutes
 #   bash bench/run.sh --full      # under 30 minutes
+#   bash bench/run.sh --history   # retained history: drain with 0, 1M and 10M finished jobs
 #
 # Needs claimqueue built and installed (make && make install), pg_virtualenv
 # (postgresql-common), pgbench; gnuplot (optional) for the held-snapshot plot.
@@ -17,7 +18,8 @@ mode=
 case ${1:-} in
 --quick) mode=quick ;;
 --full) mode=full ;;
-*) echo "usage: bash bench/run.sh --quick|--full" >&2; exit 2 ;;
+--history) mode=history ;;
+*) echo "usage: bash bench/run.sh --quick|--full|--history" >&2; exit 2 ;;
 esac
 
 for tool in pg_virtualenv pgbench psql pg_config; do

@@ -72,23 +72,27 @@ Statement kClaimWithoutCursor = {
 // shows as claimable, locked by someone or not. Below it (and below the
 // bound read before this snapshot) nothing is, or can become, claimable.
 Statement kProbeLane = {
-    "SELECT j.pos FROM claimqueue.jobs j"
+    "SELECT j.pos, j.run_at FROM claimqueue.jobs j"
     " WHERE j.queue_id = $1 AND j.priority = $2 AND j.state = 'ready'"
     "   AND j.pos IS NOT NULL AND j.pos >= $3"
     " ORDER BY j.pos LIMIT 1",
     3, {INT4OID, INT2OID, INT8OID}, nullptr};
 
-// When the queue's next ready job is due: the run_at of the next job in claim
-// order (already due), or else the earliest run_at of those waiting.
+// Without cursors, the next job in claim order (already due) or, from
+// jobs_scheduled_idx, the earliest run_at of those waiting.
 Statement kNextDue = {
-    "WITH q AS (SELECT queue_id FROM claimqueue.queues WHERE name = $1)"
-    " SELECT least("
+    "SELECT least("
     "   (SELECT j.run_at FROM claimqueue.jobs j"
-    "    WHERE j.queue_id = (SELECT queue_id FROM q) AND j.state = 'ready' AND j.pos IS NOT NULL"
+    "    WHERE j.queue_id = $1 AND j.state = 'ready' AND j.pos IS NOT NULL"
     "    ORDER BY j.priority DESC, j.pos LIMIT 1),"
     "   (SELECT min(j.run_at) FROM claimqueue.jobs j"
-    "    WHERE j.queue_id = (SELECT queue_id FROM q) AND j.state = 'ready' AND j.pos IS NULL))",
-    1, {TEXTOID}, nullptr};
+    "    WHERE j.queue_id = $1 AND j.state = 'ready' AND j.pos IS NULL))",
+    1, {INT4OID}, nullptr};
+
+Statement kEarliestScheduled = {
+    "SELECT min(j.run_at) FROM claimqueue.jobs j"
+    " WHERE j.queue_id = $1 AND j.state = 'ready' AND j.pos IS NULL",
+    1, {INT4OID}, nullptr};
 
 Statement kComplete = {
     "UPDATE claimqueue.jobs SET state = 'done', finished_at = $3, lease_expires_at = NULL"
@@ -324,13 +328,40 @@ uint64 CompleteAndClaimJobs(const int64 *id, int32 attempt, text *queue, text *w
 bool NextDue(text *queue, TimestampTz *due)
 {
     ConnectSpi();
-    RequireQueueExists(queue);
-    Datum args[1] = {PointerGetDatum(queue)};
-    bool isnull = true;
-    if (Execute(&kNextDue, args, nullptr, 1) == 1)
-        *due = DatumGetTimestampTz(ResultValue(0, 1, &isnull));
+    int32 queue_id = QueueIdOf(queue);
+    Datum args[1] = {Int32GetDatum(queue_id)};
+    QueueCursors *cursors = CursorsFor(queue_id);
+    bool found = false;
+    if (cursors == nullptr || NeedsLoading(cursors)) {
+        bool isnull = true;
+        if (Execute(&kNextDue, args, nullptr, 1) == 1)
+            *due = DatumGetTimestampTz(ResultValue(0, 1, &isnull));
+        found = !isnull;
+    } else {
+        // A claimable job, looked for from each lane's cursor (not from the
+        // start of the lane, which an old snapshot may keep full of dead
+        // entries); else the earliest job waiting for its run_at.
+        for (int priority = kMaxPriority; priority >= kMinPriority && !found; priority--) {
+            if (!LaneMayHaveJobs(cursors, priority))
+                continue;
+            Datum probe[3] = {Int32GetDatum(queue_id), Int16GetDatum(priority),
+                              Int64GetDatum(LaneCursor(cursors, priority))};
+            if (Execute(&kProbeLane, probe, nullptr, 1) == 1) {
+                *due = DatumGetTimestampTz(ResultValue(0, 2));
+                found = true;
+            }
+        }
+        bool isnull = true;
+        Datum waiting = 0;
+        if (Execute(&kEarliestScheduled, args, nullptr, 1) == 1)
+            waiting = ResultValue(0, 1, &isnull);
+        if (!isnull) {
+            *due = found ? Min(*due, DatumGetTimestampTz(waiting)) : DatumGetTimestampTz(waiting);
+            found = true;
+        }
+    }
     FinishSpi();
-    return !isnull;
+    return found;
 }
 
 void CompleteJob(int64 id, int32 attempt)
