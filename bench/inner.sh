@@ -147,7 +147,8 @@ record() {
     if [ -n "$jobs" ] && [ "$LOOPS" -gt 0 ]; then
         jps=$(awk -v t="$TPS" -v j="$jobs" -v l="$LOOPS" 'BEGIN { printf "%.1f", t * j / l }')
     fi
-    echo "$1,$2,$3,$4,$5,$LOOPS,$TPS,$jobs,$jps,$7,$8,$9" >>"$raw"
+    # The note is free text: quoted for CSV.
+    echo "$1,$2,$3,$4,$5,$LOOPS,$TPS,$jobs,$jps,$7,$8,\"${9//\"/\"\"}\"" >>"$raw"
     log "  -> $2 $3 c=$4: ${TPS} loops/s${jps:+, $jps jobs/s}${8:+, backlog left $8}${9:+ ($9)}"
 }
 dry_note() { if [ "$1" -eq 0 ]; then echo "RAN DRY: rate understated"; fi; }
@@ -399,6 +400,8 @@ fi
 # --- report ------------------------------------------------------------------------
 # Ratios and markdown are computed by SQL (bench/report.sql) in this cluster.
 log "report"
+# One command after another, stopping at the first that fails (windows.csv is
+# rewritten last, so a failed load cannot leave it empty).
 {
     psqlq -c "CREATE TABLE report_raw (ord bigserial, section text, workload text, impl text,
                   clients int, duration_s int, loops bigint, loops_per_s numeric, jobs bigint,
@@ -407,9 +410,9 @@ log "report"
                   jobs_per_s numeric, consumer_tps numeric, consumer_lat_ms numeric,
                   producer_tps numeric, backlog_ready bigint, dead_tuples bigint, table_mb numeric)" \
           -c "\\copy report_raw (section, workload, impl, clients, duration_s, loops, loops_per_s, jobs, jobs_per_s, ceiling_ref, backlog_left, note) FROM '$raw' CSV HEADER" \
-          -c "\\copy report_windows FROM '$windows' CSV HEADER"
-    psqlq -v mode="$mode" -v window="$window" -At -f "$here/report.sql" -o "$work/table.md"
-    psqlq -c "\\copy (SELECT * FROM report_results ORDER BY ord) TO '$work/results.csv' CSV HEADER"
+          -c "\\copy report_windows FROM '$windows' CSV HEADER" &&
+    psqlq -v mode="$mode" -v window="$window" -At -f "$here/report.sql" -o "$work/table.md" &&
+    psqlq -c "\\copy (SELECT * FROM report_results ORDER BY ord) TO '$work/results.csv' CSV HEADER" &&
     psqlq -c "\\copy (SELECT * FROM report_windows ORDER BY impl, window_no) TO '$work/windows.csv' CSV HEADER"
 } >"$logs/report.log" 2>&1 || { cat "$logs/report.log" >&2; die "report failed"; }
 log "done"

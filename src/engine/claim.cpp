@@ -18,6 +18,21 @@ extern "C" {
 namespace claimqueue {
 namespace {
 
+// The claim's second half, shared by both forms: mark the candidates running
+// ($1 queue id, $2 worker, $4 now, $5 lease or NULL for the queue's) and
+// return dequeue()'s columns in claim order.
+#define CQ_CLAIM_UPDATE(order)                                                                \
+    " claimed AS ("                                                                            \
+    "   UPDATE claimqueue.jobs j"                                                              \
+    "   SET state = 'running', attempt = j.attempt + 1, worker = $2, started_at = $4,"         \
+    "       lease_expires_at = " CQ_PLUS_DURATION("$4", "coalesce($5, (SELECT q.lease"         \
+    "           FROM claimqueue.queues q WHERE q.queue_id = $1))")                             \
+    "   WHERE j.id = ANY (ARRAY(SELECT id FROM candidate))"                                    \
+    "   RETURNING j.id, j.payload, j.attempt, j.max_attempts, j.priority, j.lease_expires_at," \
+    "             j.created_at, j.pos)"                                                        \
+    " SELECT id, payload, attempt, max_attempts, priority::integer, lease_expires_at, created_at" \
+    " FROM claimed ORDER BY " order
+
 // A claim takes jobs one lane (queue, priority) at a time, highest priority
 // first, each lane in position order from its cursor (claim_cursors.hpp):
 // lock up to $3 claimable jobs at or past position $7, skipping rows other
@@ -33,19 +48,11 @@ namespace {
     "   ORDER BY j.pos"                                                                        \
     "   LIMIT $3"                                                                              \
     "   FOR UPDATE OF j SKIP LOCKED),"                                                         \
-    " claimed AS ("                                                                            \
-    "   UPDATE claimqueue.jobs j"                                                              \
-    "   SET state = 'running', attempt = j.attempt + 1, worker = $2, started_at = $4,"         \
-    "       lease_expires_at = " CQ_PLUS_DURATION("$4", "coalesce($5, (SELECT q.lease"         \
-    "           FROM claimqueue.queues q WHERE q.queue_id = $1))")                             \
-    "   WHERE j.id = ANY (ARRAY(SELECT id FROM candidate))"                                    \
-    "   RETURNING j.id, j.payload, j.attempt, j.max_attempts, j.priority, j.lease_expires_at," \
-    "             j.created_at, j.pos)"                                                        \
-    " SELECT id, payload, attempt, max_attempts, priority::integer, lease_expires_at, created_at" \
-    " FROM claimed ORDER BY pos"
-#define CQ_CLAIM_ARGS {INT4OID, TEXTOID, INT4OID, TIMESTAMPTZOID, INTERVALOID, INT2OID, INT8OID}
+    CQ_CLAIM_UPDATE("pos")
 
-Statement kClaim = {CQ_CLAIM_SQL, 7, CQ_CLAIM_ARGS, nullptr};
+Statement kClaim = {
+    CQ_CLAIM_SQL, 7,
+    {INT4OID, TEXTOID, INT4OID, TIMESTAMPTZOID, INTERVALOID, INT2OID, INT8OID}, nullptr};
 
 // Without a cursor (library not preloaded, or the table of cursors full): one
 // statement over all lanes, from the start of each.
@@ -56,16 +63,7 @@ Statement kClaimWithoutCursor = {
     "   ORDER BY j.priority DESC, j.pos"
     "   LIMIT $3"
     "   FOR UPDATE OF j SKIP LOCKED),"
-    " claimed AS ("
-    "   UPDATE claimqueue.jobs j"
-    "   SET state = 'running', attempt = j.attempt + 1, worker = $2, started_at = $4,"
-    "       lease_expires_at = " CQ_PLUS_DURATION("$4", "coalesce($5, (SELECT q.lease"
-    "           FROM claimqueue.queues q WHERE q.queue_id = $1))")
-    "   WHERE j.id = ANY (ARRAY(SELECT id FROM candidate))"
-    "   RETURNING j.id, j.payload, j.attempt, j.max_attempts, j.priority, j.lease_expires_at,"
-    "             j.created_at, j.pos)"
-    " SELECT id, payload, attempt, max_attempts, priority::integer, lease_expires_at, created_at"
-    " FROM claimed ORDER BY priority DESC, pos",
+    CQ_CLAIM_UPDATE("priority DESC, pos"),
     5, {INT4OID, TEXTOID, INT4OID, TIMESTAMPTZOID, INTERVALOID}, nullptr};
 
 // The first position in the lane at or past $3 that this statement's snapshot
