@@ -48,10 +48,14 @@ rc=${PIPESTATUS[0]}
 
 elapsed=$(( $(date +%s) - start ))
 cp "$work/results.csv" "$base.csv"
-cp "$work/windows.csv" "$base-held.csv"
+held=yes
+[ "$mode" != history ] || held=  # no held-snapshot probe in that mode
+[ -z "$held" ] || cp "$work/windows.csv" "$base-held.csv"
 
 plot=
-if command -v gnuplot >/dev/null; then
+if [ -z "$held" ]; then
+    :
+elif command -v gnuplot >/dev/null; then
     if gnuplot -e "infile='$base-held.csv'; outfile='$base-held.png'; title='held snapshot, $mode mode, $stamp'" \
         "$here/plot.gp" >"$work/plot.log" 2>&1; then
         plot=$(basename "$base-held.png")
@@ -89,11 +93,15 @@ m() { sed -n "s/^$1: //p" "$work/machine.txt"; }
         echo "![jobs/s per window under a held snapshot]($plot)"
         echo
     fi
-    echo "Data: [$(basename "$base.csv")]($(basename "$base.csv")) (every row, with ratios),"
-    echo "[$(basename "$base-held.csv")]($(basename "$base-held.csv")) (held-snapshot windows)."
+    if [ -n "$held" ]; then
+        echo "Data: [$(basename "$base.csv")]($(basename "$base.csv")) (every row, with ratios),"
+        echo "[$(basename "$base-held.csv")]($(basename "$base-held.csv")) (held-snapshot windows)."
+    else
+        echo "Data: [$(basename "$base.csv")]($(basename "$base.csv")) (every row, with ratios)."
+    fi
 } >"$base.md"
 
 for ext in md csv; do cp "$base.$ext" "$results/latest-$mode.$ext"; done
-cp "$base-held.csv" "$results/latest-$mode-held.csv"
+[ -z "$held" ] || cp "$base-held.csv" "$results/latest-$mode-held.csv"
 [ -z "$plot" ] || cp "$base-held.png" "$results/latest-$mode-held.png"
 echo "bench: wrote ${base#"$here/"}.md (and .csv), copied to results/latest-$mode.md; took $((elapsed / 60)) min $((elapsed % 60)) s"
