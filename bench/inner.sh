@@ -44,7 +44,7 @@ full)
     held_secs=${BENCH_HELD_SECS:-600}
     held_backlog=${BENCH_HELD_BACKLOG:-1000000}
     history=${BENCH_HISTORY:-1000000}
-    steady_secs=${BENCH_STEADY_SECS:-60}
+    steady_secs=${BENCH_STEADY_SECS:-30}
     ;;
 history)
     # Retained history alone (its fills dominate: about 10 minutes): the
