@@ -76,17 +76,14 @@ Statement kProbeLane = {
     " ORDER BY j.pos LIMIT 1",
     3, {INT4OID, INT2OID, INT8OID}, nullptr};
 
-// Without cursors, the next job in claim order (already due) or, from
-// jobs_scheduled_idx, the earliest run_at of those waiting.
-Statement kNextDue = {
-    "SELECT least("
-    "   (SELECT j.run_at FROM claimqueue.jobs j"
-    "    WHERE j.queue_id = $1 AND j.state = 'ready' AND j.pos IS NOT NULL"
-    "    ORDER BY j.priority DESC, j.pos LIMIT 1),"
-    "   (SELECT min(j.run_at) FROM claimqueue.jobs j"
-    "    WHERE j.queue_id = $1 AND j.state = 'ready' AND j.pos IS NULL))",
+// Without cursors: the run_at of the next job in claim order (already due).
+Statement kFirstClaimable = {
+    "SELECT j.run_at FROM claimqueue.jobs j"
+    " WHERE j.queue_id = $1 AND j.state = 'ready' AND j.pos IS NOT NULL"
+    " ORDER BY j.priority DESC, j.pos LIMIT 1",
     1, {INT4OID}, nullptr};
 
+// From jobs_scheduled_idx: the earliest run_at of the jobs waiting for theirs.
 Statement kEarliestScheduled = {
     "SELECT min(j.run_at) FROM claimqueue.jobs j"
     " WHERE j.queue_id = $1 AND j.state = 'ready' AND j.pos IS NULL",
@@ -227,6 +224,15 @@ void RequireReadCommitted(const char *function)
 
 namespace {
 
+// Runs kProbeLane from the lane's cursor; true when it found a job (its pos
+// and run_at are then result row 0).
+bool ProbeLane(int32 queue_id, QueueCursors *cursors, int priority)
+{
+    Datum probe[3] = {Int32GetDatum(queue_id), Int16GetDatum(priority),
+                      Int64GetDatum(LaneCursor(cursors, priority))};
+    return Execute(&kProbeLane, probe, nullptr, 1) == 1;
+}
+
 // The claim, inside the caller's SPI connection, by queue id. The statements'
 // columns are dequeue()'s, so rows go straight into the caller's store.
 uint64 ClaimFromQueue(int32 queue_id, text *worker, int32 batch, Interval *lease,
@@ -248,9 +254,7 @@ uint64 ClaimFromQueue(int32 queue_id, text *worker, int32 batch, Interval *lease
             continue;
         // The bound is read before the probe's snapshot is taken.
         int64 bound = PositionBound();
-        Datum probe[3] = {Int32GetDatum(queue_id), Int16GetDatum(priority),
-                          Int64GetDatum(LaneCursor(cursors, priority))};
-        bool found = Execute(&kProbeLane, probe, nullptr, 1) == 1;
+        bool found = ProbeLane(queue_id, cursors, priority);
         int64 first = found ? DatumGetInt64(ResultValue(0, 1)) : bound;
         AdvanceLane(cursors, priority, Min(first, bound));
         if (!found)
@@ -329,34 +333,31 @@ bool NextDue(text *queue, TimestampTz *due)
     int32 queue_id = QueueIdOf(queue);
     Datum args[1] = {Int32GetDatum(queue_id)};
     QueueCursors *cursors = CursorsFor(queue_id);
+    // A claimable job first. With cursors it is looked for from each lane's
+    // cursor, not from the start of the lane, which an old snapshot may keep
+    // full of dead entries.
     bool found = false;
     if (cursors == nullptr || NeedsLoading(cursors)) {
-        bool isnull = true;
-        if (Execute(&kNextDue, args, nullptr, 1) == 1)
-            *due = DatumGetTimestampTz(ResultValue(0, 1, &isnull));
-        found = !isnull;
+        if (Execute(&kFirstClaimable, args, nullptr, 1) == 1) {
+            *due = DatumGetTimestampTz(ResultValue(0, 1));
+            found = true;
+        }
     } else {
-        // A claimable job, looked for from each lane's cursor (not from the
-        // start of the lane, which an old snapshot may keep full of dead
-        // entries); else the earliest job waiting for its run_at.
         for (int priority = kMaxPriority; priority >= kMinPriority && !found; priority--) {
-            if (!LaneMayHaveJobs(cursors, priority))
-                continue;
-            Datum probe[3] = {Int32GetDatum(queue_id), Int16GetDatum(priority),
-                              Int64GetDatum(LaneCursor(cursors, priority))};
-            if (Execute(&kProbeLane, probe, nullptr, 1) == 1) {
+            if (LaneMayHaveJobs(cursors, priority) && ProbeLane(queue_id, cursors, priority)) {
                 *due = DatumGetTimestampTz(ResultValue(0, 2));
                 found = true;
             }
         }
-        bool isnull = true;
-        Datum waiting = 0;
-        if (Execute(&kEarliestScheduled, args, nullptr, 1) == 1)
-            waiting = ResultValue(0, 1, &isnull);
-        if (!isnull) {
-            *due = found ? Min(*due, DatumGetTimestampTz(waiting)) : DatumGetTimestampTz(waiting);
-            found = true;
-        }
+    }
+    // Then the earliest job waiting for its run_at.
+    bool isnull = true;
+    Datum waiting = 0;
+    if (Execute(&kEarliestScheduled, args, nullptr, 1) == 1)
+        waiting = ResultValue(0, 1, &isnull);
+    if (!isnull) {
+        *due = found ? Min(*due, DatumGetTimestampTz(waiting)) : DatumGetTimestampTz(waiting);
+        found = true;
     }
     FinishSpi();
     return found;
