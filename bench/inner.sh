@@ -73,6 +73,9 @@ psqlq() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
 val() { psql -X -q -v ON_ERROR_STOP=1 -At -c "$1"; }
 die() { echo "inner.sh: $*" >&2; exit 1; }
 threads() { if [ "$1" -lt 2 ]; then echo 1; else echo 2; fi; }
+# plus_window T: T + one window (seconds, epoch); sleep_until T: sleeps until then.
+plus_window() { awk -v a="$1" -v w="$window" 'BEGIN { printf "%.3f", a + w }'; }
+sleep_until() { sleep "$(awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { d = a - b; printf "%.3f", (d > 0 ? d : 0) }')"; }
 
 # A fresh start for every workload: empty tables, vacuumed, analyzed, checkpointed.
 # claimqueue.jobs is truncated without RESTART IDENTITY (ids keep growing, as a
@@ -253,16 +256,17 @@ fi
 # queue at the start. Samples the ready backlog every 10 s; afterwards the
 # latency of every job done, enqueue to completion (finished_at - created_at).
 steady_probe() {
-    local impl=$1 produce cons depth_sql lat_sql i=0 depths="" d t0 next now
+    local impl=$1 produce cons table state_col i=0 depths="" d t0 next
     if [ "$impl" = claimqueue ]; then
-        produce=cq_produce.sql; cons=cq_drain.sql
-        depth_sql="SELECT count(*) FROM claimqueue.jobs WHERE state = 'ready'"
-        lat_sql="SELECT count(*), round(1000 * extract(epoch FROM percentile_cont(0.5) WITHIN GROUP (ORDER BY finished_at - created_at))::numeric, 1), round(1000 * extract(epoch FROM percentile_cont(0.99) WITHIN GROUP (ORDER BY finished_at - created_at))::numeric, 1) FROM claimqueue.jobs WHERE state = 'done'"
+        produce=cq_produce.sql; cons=cq_drain.sql; table=claimqueue.jobs; state_col=state
     else
-        produce=plain_produce.sql; cons=plain_drain.sql
-        depth_sql="SELECT count(*) FROM bench_plain WHERE status = 'ready'"
-        lat_sql="SELECT count(*), round(1000 * extract(epoch FROM percentile_cont(0.5) WITHIN GROUP (ORDER BY finished_at - created_at))::numeric, 1), round(1000 * extract(epoch FROM percentile_cont(0.99) WITHIN GROUP (ORDER BY finished_at - created_at))::numeric, 1) FROM bench_plain WHERE status = 'done'"
+        produce=plain_produce.sql; cons=plain_drain.sql; table=bench_plain; state_col=status
     fi
+    local depth_sql="SELECT count(*) FROM $table WHERE $state_col = 'ready'"
+    local lat_sql="SELECT count(*),
+        round(1000 * extract(epoch FROM percentile_cont(0.5) WITHIN GROUP (ORDER BY finished_at - created_at))::numeric, 1),
+        round(1000 * extract(epoch FROM percentile_cont(0.99) WITHIN GROUP (ORDER BY finished_at - created_at))::numeric, 1)
+        FROM $table WHERE $state_col = 'done'"
     log "(5b) steady, $impl: ${steady_secs}s, producers at $steady_rate jobs/s, $held_consumers consumers"
     reset_tables; settle
     local pg_secs=$((steady_secs + window / 2)) nwin=$((steady_secs / window))
@@ -273,22 +277,19 @@ steady_probe() {
         -f "$sqldir/$cons" >"$logs/steady_${impl}_consumers.log" 2>&1 &
     local cons_pid=$!
     t0=$(date +%s.%N)
-    next=$(awk -v a="$t0" -v w="$window" 'BEGIN { printf "%.3f", a + w }')
+    next=$(plus_window "$t0")
     while [ "$i" -lt "$nwin" ]; do
-        now=$(date +%s.%N)
-        sleep "$(awk -v a="$next" -v b="$now" 'BEGIN { d = a - b; printf "%.3f", (d > 0 ? d : 0) }')"
+        sleep_until "$next"
         i=$((i + 1))
         d=$(val "$depth_sql")
         depths="${depths:+$depths }$d"
         log "  $impl steady window $i: backlog $d"
-        next=$(awk -v a="$next" -v w="$window" 'BEGIN { printf "%.3f", a + w }')
+        next=$(plus_window "$next")
     done
     local rc=0
     wait "$cons_pid" || rc=$?
     wait "$prod_pid" || rc=$?
     [ "$rc" = 0 ] || { tail -5 "$logs/steady_${impl}_consumers.log" "$logs/steady_${impl}_producers.log" >&2; die "steady $impl: pgbench failed"; }
-    LOOPS=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$logs/steady_${impl}_consumers.log")
-    TPS=$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$logs/steady_${impl}_consumers.log")
     local done p50 p99
     read -r done p50 p99 < <(val "$lat_sql" | tr '|' ' ')
     # jobs/s = jobs done over the run (the consumers' loops include empty claims).
@@ -305,7 +306,7 @@ fi
 only_history || echo "impl,window,t_s,jobs,jobs_per_s,consumer_tps,consumer_lat_ms,producer_tps,backlog_ready,dead_tuples,table_mb" >"$windows"
 
 held_probe() {
-    local impl=$1 produce cons sample holder_pid t0 next now i=0 prev_done prev_t rel
+    local impl=$1 produce cons sample holder_pid t0 next i=0 prev_done prev_t rel
     if [ "$impl" = claimqueue ]; then
         produce=cq_produce.sql; cons=cq_drain.sql; rel=claimqueue.jobs
         sample="SELECT extract(epoch FROM now()), count(*) FILTER (WHERE state = 'ready'), count(*) FILTER (WHERE state = 'done') FROM claimqueue.jobs"
@@ -347,10 +348,9 @@ held_probe() {
     # ready backlog, dead tuples (pgstat, lags a little), table size.
     t0=$(date +%s.%N)
     read -r prev_t _ prev_done < <(val "$sample" | tr '|' ' ')
-    next=$(awk -v a="$t0" -v w="$window" 'BEGIN { printf "%.3f", a + w }')
+    next=$(plus_window "$t0")
     while [ "$i" -lt "$nwin" ]; do
-        now=$(date +%s.%N)
-        sleep "$(awk -v a="$next" -v b="$now" 'BEGIN { d = a - b; printf "%.3f", (d > 0 ? d : 0) }')"
+        sleep_until "$next"
         i=$((i + 1))
         local t ready done dead mb
         read -r t ready done < <(val "$sample" | tr '|' ' ')
@@ -362,7 +362,7 @@ held_probe() {
         echo "$impl,$i,$el,$jobs,$jps,,,,$ready,$dead,$mb" >>"$windows"
         log "  $impl window $i (t=${el}s): $jps jobs/s, backlog $ready, dead tuples $dead, ${mb} MB"
         prev_done=$done; prev_t=$t
-        next=$(awk -v a="$next" -v w="$window" 'BEGIN { printf "%.3f", a + w }')
+        next=$(plus_window "$next")
     done
     local rc=0
     wait "$cons_pid" || rc=$?
