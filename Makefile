@@ -19,7 +19,9 @@ REGRESS_OPTS = --inputdir=. --load-extension=claimqueue
 ISOLATION      = $(basename $(notdir $(sort $(wildcard test/isolation/specs/*.spec))))
 ISOLATION_OPTS = --inputdir=test/isolation --load-extension=claimqueue
 
-PG_CPPFLAGS = -I$(srcdir)/src
+# The version is written once, in the control file; the library knows it as
+# CLAIMQUEUE_VERSION (the schema its statements are written for).
+PG_CPPFLAGS = -I$(srcdir)/src -DCLAIMQUEUE_VERSION='"$(EXTVERSION)"'
 PG_CXXFLAGS = -std=c++17 -Wno-register
 SHLIB_LINK  = -lstdc++
 
@@ -35,6 +37,9 @@ override with_llvm = no
 override autodepend = yes
 
 include $(PGXS)
+
+# The one object that uses CLAIMQUEUE_VERSION is rebuilt when the version changes.
+src/engine/schema_version.o: claimqueue.control
 
 .PHONY: unit test demo
 unit:

@@ -1,7 +1,7 @@
 # cmake -DSOURCE_DIR=... -P cmake/check_meta.cmake
 # Checks that META.json agrees with claimqueue.control and the src/sql tree:
 # same version, and provides.claimqueue.file names an existing install script;
-# and that the library asks for that schema version (src/engine/schema_version.hpp).
+# (The library takes its version from the control file at build time.)
 file(READ "${SOURCE_DIR}/claimqueue.control" _control)
 if(NOT _control MATCHES "default_version *= *'([^']+)'")
   message(FATAL_ERROR "claimqueue.control: no default_version")
@@ -33,12 +33,6 @@ if(NOT EXISTS "${SOURCE_DIR}/${_ext_file}")
 endif()
 if(NOT _spec STREQUAL "1.0.0")
   string(APPEND _errors "META.json meta-spec version is ${_spec}\n")
-endif()
-file(READ "${SOURCE_DIR}/src/engine/schema_version.hpp" _schema)
-if(NOT _schema MATCHES "kSchemaVersion = \"([^\"]+)\"")
-  string(APPEND _errors "src/engine/schema_version.hpp: no kSchemaVersion\n")
-elseif(NOT CMAKE_MATCH_1 STREQUAL _control_version)
-  string(APPEND _errors "kSchemaVersion ${CMAKE_MATCH_1} != control default_version ${_control_version}\n")
 endif()
 if(_errors)
   message(FATAL_ERROR "${_errors}")

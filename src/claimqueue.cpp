@@ -2,12 +2,10 @@
 // memory, the launcher and the DATABASE-command guard) and the preload check.
 #include "firewall.hpp"
 
-#include "engine/clock.hpp"
-#include "engine/enqueue.hpp"
+#include "settings.hpp"
 #include "shmem/claim_cursors.hpp"
 #include "shmem/shared_state.hpp"
 #include "wait/waiters.hpp"
-#include "worker/settings.hpp"
 #include "worker/workers.hpp"
 
 extern "C" {
@@ -25,17 +23,7 @@ extern "C" void _PG_init(void)
 {
     loaded_at_preload = process_shared_preload_libraries_in_progress;
 
-    DefineCustomIntVariable(
-        "claimqueue.debug_clock_offset",
-        "Moves claimqueue's clock by this much (testing only).",
-        "Shifts run_at, lease and backoff times for this session so tests need not sleep.",
-        &claimqueue::debug_clock_offset_seconds, 0, -INT_MAX, INT_MAX, PGC_SUSET,
-        GUC_UNIT_S | GUC_NOT_IN_SAMPLE, nullptr, nullptr, nullptr);
-
-    claimqueue::DefineWorkerSettings();
-    claimqueue::DefineWaitSettings();
-    claimqueue::DefineCursorSettings();
-    MarkGUCPrefixReserved("claimqueue");
+    claimqueue::DefineSettings();
 
     if (!loaded_at_preload)
         return;

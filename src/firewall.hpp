@@ -1,6 +1,6 @@
 // The C++ firewall: the one place where C++ exceptions and PostgreSQL errors meet.
 //
-// Rules (see ../shared/STYLE.md, habit 1):
+// Rules:
 //  * Every SQL-callable function is declared with CQ_FUNCTION. It catches every
 //    C++ exception at the extern "C" edge and re-raises it with ereport, keeping
 //    the SQLSTATE, detail and hint of a claimqueue::Error.

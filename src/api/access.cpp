@@ -147,15 +147,27 @@ void EnterAsOwner(FunctionCallInfo fcinfo, Caller *caller)
     caller->user = caller->saved_user;
     Oid owner = FunctionOwner(fcinfo->flinfo->fn_oid);
     caller->admin = IsAdmin(caller->user, owner);
+    caller->previous = current_caller;
     SetUserIdAndSecContext(owner, caller->saved_context | SECURITY_LOCAL_USERID_CHANGE);
     current_caller = caller;
-    RequireCurrentSchema();
+    // An error here leaves nothing to undo: CQ_QUEUE_FUNCTION's PG_TRY starts
+    // after EnterAsOwner, so reset now what an error would otherwise leave.
+    PG_TRY();
+    {
+        RequireCurrentSchema();
+    }
+    PG_CATCH();
+    {
+        LeaveAsOwner(caller);
+        PG_RE_THROW();
+    }
+    PG_END_TRY();
 }
 
 void LeaveAsOwner(const Caller *caller)
 {
     SetUserIdAndSecContext(caller->saved_user, caller->saved_context);
-    current_caller = nullptr;
+    current_caller = caller->previous;
 }
 
 const Caller *CurrentCaller()
@@ -221,3 +233,13 @@ CQ_FUNCTION(cq_queue_grants_changed)
     return PointerGetDatum(nullptr);
 }
 
+
+// claimqueue.api_caller() -> regrole: the role that called the queue API
+// function running now, NULL outside one (for triggers on claimqueue.jobs).
+CQ_FUNCTION(cq_api_caller)
+{
+    const claimqueue::Caller *caller = claimqueue::CurrentCaller();
+    if (caller == nullptr)
+        PG_RETURN_NULL();
+    PG_RETURN_OID(caller->user);
+}

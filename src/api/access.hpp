@@ -14,18 +14,21 @@ enum class QueuePrivilege { kProduce, kConsume, kManage };
 const char *QueuePrivilegeName(QueuePrivilege privilege);
 
 // The role that called the running queue API function. Valid between
-// EnterAsOwner and LeaveAsOwner.
+// EnterAsOwner and LeaveAsOwner, which CQ_QUEUE_FUNCTION runs on every exit,
+// errors included; a queue API function called from inside another (through
+// SPI) has its own, and the outer one's is current again when it returns.
 struct Caller {
-    Oid user;           // the calling role
-    bool admin;         // superuser, the extension's owner or a member of claimqueue_admin
-    Oid saved_user;     // what LeaveAsOwner restores
+    Oid user;               // the calling role
+    bool admin;             // superuser, the extension's owner or a member of claimqueue_admin
+    Oid saved_user;         // what LeaveAsOwner restores
     int saved_context;
+    const Caller *previous; // the caller of the enclosing queue API function, if any
 };
 
 // Records the caller and switches to the owner of the function being called
-// (the extension's owner). An error needs no LeaveAsOwner: (sub)transaction
-// abort restores the user.
+// (the extension's owner).
 void EnterAsOwner(FunctionCallInfo fcinfo, Caller *caller);
+// Switches back and makes the enclosing call's caller current again.
 void LeaveAsOwner(const Caller *caller);
 
 // The caller of the queue API function running now.
@@ -48,15 +51,25 @@ void RequireAdmin(const char *action);
 }  // namespace claimqueue
 
 // Declares a queue API function: the body runs as the extension's owner, with
-// CurrentCaller() telling who called it.
+// CurrentCaller() telling who called it. LeaveAsOwner runs on an error too
+// (PG_FINALLY), so no pointer to this frame's Caller outlives it; the body is
+// guarded again inside the PG_TRY, so no C++ exception crosses it.
 #define CQ_QUEUE_FUNCTION(name)                                                \
     static Datum name##_as_owner(PG_FUNCTION_ARGS);                            \
     CQ_FUNCTION(name)                                                          \
     {                                                                          \
         ::claimqueue::Caller caller;                                           \
         ::claimqueue::EnterAsOwner(fcinfo, &caller);                           \
-        Datum result = name##_as_owner(fcinfo);                                \
-        ::claimqueue::LeaveAsOwner(&caller);                                   \
+        Datum result = 0;                                                      \
+        PG_TRY();                                                              \
+        {                                                                      \
+            result = ::claimqueue::CallGuarded(name##_as_owner, fcinfo);       \
+        }                                                                      \
+        PG_FINALLY();                                                          \
+        {                                                                      \
+            ::claimqueue::LeaveAsOwner(&caller);                               \
+        }                                                                      \
+        PG_END_TRY();                                                          \
         return result;                                                         \
     }                                                                          \
     static Datum name##_as_owner(PG_FUNCTION_ARGS)

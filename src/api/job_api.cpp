@@ -13,6 +13,7 @@ extern "C" {
 #include "engine/claim.hpp"
 #include "engine/clock.hpp"
 #include "engine/enqueue.hpp"
+#include "settings.hpp"
 
 using namespace claimqueue;
 

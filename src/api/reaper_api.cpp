@@ -12,8 +12,8 @@ extern "C" {
 #include "api/args.hpp"
 #include "engine/claim.hpp"
 #include "engine/maintenance.hpp"
+#include "settings.hpp"
 #include "shmem/shared_state.hpp"
-#include "worker/settings.hpp"
 #include "worker/workers.hpp"
 
 using namespace claimqueue;

@@ -4,6 +4,8 @@
 
 extern "C" {
 #include "access/htup_details.h"
+#include "commands/extension.h"
+#include "utils/inval.h"
 #include "nodes/parsenodes.h"
 #include "pgstat.h"
 #include "storage/latch.h"
@@ -87,6 +89,24 @@ TimestampTz NextDueVia(WaitQueries *q)
     bool isnull;
     Datum due = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
     return isnull ? 0 : DatumGetTimestampTz(due);
+}
+
+// After a sleep, before the next claim: catalog and grant changes that
+// committed meanwhile (a revoke_queue, a REVOKE EXECUTE, DROP EXTENSION) take
+// effect now, not at the next transaction. The transaction SPI_commit started
+// before the sleep has not looked at any of them yet, and the claim's first
+// step is the privilege check, which would otherwise use what this session
+// remembered before it slept.
+void RecheckAfterSleep(const char *queue)
+{
+    AcceptInvalidationMessages();
+    if (!OidIsValid(get_extension_oid("claimqueue", true)))
+        ereport(ERROR,
+                (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                 errmsg("extension \"claimqueue\" was dropped while dequeue_wait() waited on "
+                        "queue \"%s\"", queue),
+                 errdetail("No job was claimed."),
+                 errhint("Create the extension again, or stop calling dequeue_wait().")));
 }
 
 // True when this call may commit: CALL on its own, outside a transaction block.
@@ -221,6 +241,7 @@ CQ_FUNCTION(cq_dequeue_wait)
                                      timeout_ms, PG_WAIT_EXTENSION);
                 ResetLatch(MyLatch);
                 CHECK_FOR_INTERRUPTS();
+                RecheckAfterSleep(queue_name);
             }
         }
         PG_FINALLY();

@@ -238,7 +238,7 @@ bool ProbeLane(int32 queue_id, QueueCursors *cursors, int priority)
 uint64 ClaimFromQueue(int32 queue_id, text *worker, int32 batch, Interval *lease,
                       TimestampTz now, Tuplestorestate *out, MemoryContext out_context)
 {
-    QueueCursors *cursors = CursorsFor(queue_id);
+    QueueCursors *cursors = PinCursors(queue_id);  // unpinned below, or at transaction end
     PromoteDue(queue_id, now, cursors);
     Datum args[7] = {Int32GetDatum(queue_id), PointerGetDatum(worker), Int32GetDatum(batch),
                      TimestampTzGetDatum(now), PointerGetDatum(lease), 0, 0};
@@ -264,6 +264,7 @@ uint64 ClaimFromQueue(int32 queue_id, text *worker, int32 batch, Interval *lease
         args[6] = Int64GetDatum(LaneCursor(cursors, priority));
         claimed += ExecuteInto(&kClaim, args, nulls, out, out_context);
     }
+    UnpinCursors(cursors);
     return claimed;
 }
 
@@ -332,7 +333,7 @@ bool NextDue(text *queue, TimestampTz *due)
     ConnectSpi();
     int32 queue_id = QueueIdOf(queue);
     Datum args[1] = {Int32GetDatum(queue_id)};
-    QueueCursors *cursors = CursorsFor(queue_id);
+    QueueCursors *cursors = PinCursors(queue_id);
     // A claimable job first. With cursors it is looked for from each lane's
     // cursor, not from the start of the lane, which an old snapshot may keep
     // full of dead entries.
@@ -359,6 +360,8 @@ bool NextDue(text *queue, TimestampTz *due)
         *due = found ? Min(*due, DatumGetTimestampTz(waiting)) : DatumGetTimestampTz(waiting);
         found = true;
     }
+    if (cursors != nullptr)
+        UnpinCursors(cursors);
     FinishSpi();
     return found;
 }

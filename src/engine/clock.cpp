@@ -2,10 +2,9 @@
 #include "engine/clock.hpp"
 
 #include "core/rules.hpp"
+#include "settings.hpp"
 
 namespace claimqueue {
-
-int debug_clock_offset_seconds = 0;
 
 TimestampTz ClockNow()
 {

@@ -7,8 +7,6 @@
 
 namespace claimqueue {
 
-extern int debug_clock_offset_seconds;
-
 TimestampTz ClockNow();
 
 // An interval as a fixed duration in microseconds, with the same rule as

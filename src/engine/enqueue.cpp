@@ -13,7 +13,6 @@
 
 namespace claimqueue {
 
-int max_payload_size = 1024 * 1024;
 namespace {
 
 // A job due now takes its claim position at once (ready_position); one that

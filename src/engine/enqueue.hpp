@@ -5,9 +5,6 @@
 
 namespace claimqueue {
 
-// claimqueue.max_payload_size, in bytes: the largest payload enqueue takes.
-extern int max_payload_size;
-
 struct NewJob {
     Datum payload;       // jsonb
     Datum run_at;        // timestamptz; run_at_null: run now

@@ -22,9 +22,19 @@ void LoadLanes(int32 queue_id, QueueCursors *cursors);
 // database, whatever the cursors say; returns how many.
 int64 PromoteDueBatch(text *queue, int limit);
 
-// The reaper: for every lane of this database, lowers a cursor that is past a
-// claimable job (with a LOG line) and loads positions the lane did not know
-// of; returns the number of cursors lowered.
+// The reaper: for every lane of this database, lowers a cursor that breaks
+// its invariant (past a claimable job, or past the last position drawn) with
+// a LOG line, and loads positions the lane did not know of; returns the
+// number of cursors lowered.
 int64 SweepCursors();
+
+// The reaper, every pass: lifts the floors that prepared transactions put
+// under the cursors and the lease scan once none is prepared.
+void LiftPreparedFloorsWhenNone();
+
+// claimqueue.check_claim_cursors(): one row per broken invariant of this
+// database's lanes (queue_id, priority, cursor, lowest_ready, max_position,
+// counter, problem); returns how many. Empty when all hold.
+int64 CheckCursorInvariants(Tuplestorestate *out, TupleDesc desc);
 
 }  // namespace claimqueue

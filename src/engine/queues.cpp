@@ -6,6 +6,7 @@
 #include "engine/queue_locks.hpp"
 #include "engine/statement.hpp"
 #include "errors.h"
+#include "shmem/claim_cursors.hpp"
 
 namespace claimqueue {
 namespace {
@@ -150,6 +151,7 @@ int64 DropQueue(text *name, bool force)
         RefuseUnfinished(name, DatumGetInt64(ResultValue(0, 2)));
     Execute(&kDeleteQueue, id_arg, nullptr);
     FinishSpi();
+    FreeQueueCursorsAtCommit(DatumGetInt32(queue_id));
     return deleted;
 }
 

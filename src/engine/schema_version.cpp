@@ -47,6 +47,14 @@ char *InstalledVersion()
 
 }  // namespace
 
+SchemaState InstalledSchema()
+{
+    char *version = InstalledVersion();
+    if (version == nullptr)
+        return SchemaState::kAbsent;
+    return strcmp(version, kSchemaVersion) == 0 ? SchemaState::kCurrent : SchemaState::kOther;
+}
+
 void RequireCurrentSchema()
 {
     if (schema_current)

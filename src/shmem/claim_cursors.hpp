@@ -7,6 +7,9 @@
 // position at which a claimable job may still be. Kept in shared memory, so it
 // exists only when the library is preloaded; without it (or when the table of
 // queues is full) claims scan from the start of each lane, as before.
+//
+// Invariants (checked by CheckCursorInvariants, repaired by the sweep):
+//   0 <= cursor <= counter, and no job the lane can claim is below its cursor.
 #pragma once
 
 #include "pg.hpp"
@@ -17,9 +20,6 @@ constexpr int kMinPriority = -100;
 constexpr int kMaxPriority = 100;
 constexpr int kLanes = kMaxPriority - kMinPriority + 1;
 
-extern int claim_cursor_queues;  // claimqueue.claim_cursor_queues (postmaster)
-
-void DefineCursorSettings();
 void RequestCursorState();  // from _PG_init while preloading
 
 // --- Entering the claimable set -------------------------------------------
@@ -36,9 +36,14 @@ void NoteScheduled(int32 queue_id, TimestampTz run_at);
 
 struct QueueCursors;
 
-// The cursors of a queue in this database, or nullptr: not preloaded, cursors
-// off, or the table full (then claims run without cursors).
-QueueCursors *CursorsFor(int32 queue_id);
+// The cursors of a queue in this database, pinned: the entry stays this
+// queue's until UnpinCursors (or the end of the transaction), even if the
+// queue is dropped meanwhile. nullptr: not preloaded, cursors off, or the
+// table full (then claims run without cursors). Every write to a cursor goes
+// through a pinned entry, so a freed entry is never reused under a writer.
+// Without `take`, only an entry the queue already has is pinned.
+QueueCursors *PinCursors(int32 queue_id, bool take = true);
+void UnpinCursors(QueueCursors *q);
 
 // True until someone has loaded the lanes of jobs that entered before this
 // server started (or before the queue's entry existed); LoadLane then Loaded.
@@ -52,9 +57,14 @@ int64 LaneCursor(QueueCursors *q, int priority);
 
 // No position below this is held by a transaction still in flight, nor will
 // one be drawn: read it before the snapshot of the statement that probes.
+// Never above the counter.
 int64 PositionBound();
 
-// Moves the lane's cursor up to `position` (never down).
+// The next position to be drawn (every drawn position is below it).
+int64 PositionCounter();
+
+// Moves the lane's cursor up to `position` (never down). A position outside
+// [0, counter] is refused with a LOG line: no rule can produce one.
 void AdvanceLane(QueueCursors *q, int priority, int64 position);
 // Moves it down to `position` (the sweep's repair); true when it moved.
 bool LowerLane(QueueCursors *q, int priority, int64 position);
@@ -66,6 +76,14 @@ bool PromotionDue(QueueCursors *q, TimestampTz now);
 void BeginPromotion(QueueCursors *q);
 void NotePromoted(QueueCursors *q, TimestampTz next_run_at);
 
+// --- Freeing entries ----------------------------------------------------------
+
+// When this transaction commits, the entry of queue `queue_id` of this
+// database (drop_queue), or every entry of `database` (DROP EXTENSION, DROP
+// DATABASE) is freed for other queues. Nothing happens on abort.
+void FreeQueueCursorsAtCommit(int32 queue_id);
+void FreeDatabaseCursorsAtCommit(Oid database);
+
 // --- Leases (the reaper's scan) ---------------------------------------------
 
 // A claim calls this before it computes its leases: until its transaction
@@ -74,15 +92,18 @@ void NoteClaimStarting();
 
 // The reaper's scan of expired leases may start at this bound (and at the
 // earliest lease its own snapshot shows running): every lease of a claim
-// still in flight is later. Read it before the snapshot that probes.
+// still in flight, or prepared and not yet committed, is later. Read it
+// before the snapshot that probes.
 TimestampTz LeaseBound();
 
 // --- Prepared transactions (the reaper) -----------------------------------
 
-// Prepared transactions' positions hold cursors back (they commit later, in
-// another session); the reaper lifts that floor when none is prepared.
+// Prepared transactions' positions and claims hold cursors and the lease scan
+// back (they commit later, in another session); the reaper lifts both floors
+// when none is prepared.
+bool PreparedFloorsHeld();
 uint64 PreparedFloorGeneration();
-void LiftPreparedFloor(uint64 generation_seen);
+void LiftPreparedFloors(uint64 generation_seen);
 
 // --- Observation ------------------------------------------------------------
 
@@ -91,8 +112,22 @@ struct LaneView {
     int priority;
     int64 cursor;
     int64 max_position;
+    bool loaded;
 };
 // The lanes of this database that have had jobs; palloc'd; *n set.
 LaneView *ListLanes(int *n);
+
+// The queues of this database that have an entry whose lanes are loaded;
+// palloc'd; *n set.
+int32 *ListLoadedQueues(int *n);
+
+struct CursorTableUsage {
+    int capacity;       // claimqueue.claim_cursor_queues
+    int in_use;         // entries held by a queue, all databases
+    int this_database;  // ... of this database
+    int64 refusals;     // times a queue found the table full, since the start
+};
+// false when there are no cursors (not preloaded).
+bool GetCursorTableUsage(CursorTableUsage *usage);
 
 }  // namespace claimqueue

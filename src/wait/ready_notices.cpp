@@ -9,6 +9,7 @@ extern "C" {
 }
 
 #include "engine/clock.hpp"
+#include "settings.hpp"
 #include "wait/waiters.hpp"
 
 namespace claimqueue {

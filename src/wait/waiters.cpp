@@ -1,6 +1,7 @@
 // The waiter registry (see waiters.hpp and README.md).
 #include "wait/waiters.hpp"
 
+#include "settings.hpp"
 #include "shmem/shared_state.hpp"
 
 extern "C" {
@@ -14,9 +15,6 @@ extern "C" {
 #include "errors.h"
 
 namespace claimqueue {
-
-int max_waiters = 128;
-bool notify_on_ready = false;
 
 namespace {
 
@@ -97,24 +95,6 @@ void DeregisterAtExit(int, Datum)
 }
 
 }  // namespace
-
-void DefineWaitSettings()
-{
-    // A PGC_POSTMASTER setting can only be defined while preloading; without
-    // the preload there is no registry to size.
-    if (process_shared_preload_libraries_in_progress)
-        DefineCustomIntVariable(
-            "claimqueue.max_waiters",
-            "Workers that can wait in dequeue_wait() at once, cluster-wide.",
-            "Each waiter takes one slot of shared memory (about 130 bytes); 0 turns waiting off.",
-            &max_waiters, 128, 0, 100000, PGC_POSTMASTER, 0, nullptr, nullptr, nullptr);
-    DefineCustomBoolVariable(
-        "claimqueue.notify", "Sends NOTIFY on the queue's channel when jobs become ready.",
-        "When a transaction that enqueued jobs (or that returned expired leases) commits, "
-        "channel cq_<queue> gets one notification per queue, with the number of jobs and "
-        "when the earliest is due.",
-        &notify_on_ready, false, PGC_USERSET, 0, nullptr, nullptr, nullptr);
-}
 
 void RequestWaiterState()
 {

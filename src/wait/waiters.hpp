@@ -7,12 +7,6 @@
 
 namespace claimqueue {
 
-extern int max_waiters;       // claimqueue.max_waiters (PGC_POSTMASTER)
-extern bool notify_on_ready;  // claimqueue.notify
-
-// Defines claimqueue.max_waiters and claimqueue.notify; from _PG_init.
-void DefineWaitSettings();
-
 // Installs the shared-memory hooks of the registry; from _PG_init while preloading.
 void RequestWaiterState();
 

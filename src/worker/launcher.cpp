@@ -18,8 +18,8 @@ extern "C" {
 #include "utils/snapmgr.h"
 }
 
+#include "settings.hpp"
 #include "shmem/shared_state.hpp"
-#include "worker/settings.hpp"
 
 extern "C" PGDLLEXPORT void cq_launcher_main(Datum arg);
 
@@ -49,6 +49,7 @@ Database *ScanDatabases(int *count)
     TableScanDesc scan = table_beginscan_catalog(rel, 0, nullptr);
     HeapTuple tuple;
     while ((tuple = heap_getnext(scan, ForwardScanDirection)) != nullptr) {
+        CHECK_FOR_INTERRUPTS();
         Form_pg_database db = (Form_pg_database) GETSTRUCT(tuple);
         if (n == capacity) {
             capacity *= 2;
@@ -236,7 +237,10 @@ void LauncherExit(int, Datum)
 void LauncherMain()
 {
     pqsignal(SIGHUP, SignalHandlerForConfigReload);
-    pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+    // PostgreSQL's own die(): pg_terminate_backend ends the launcher at its
+    // next CHECK_FOR_INTERRUPTS (the postmaster starts it again); so does a
+    // server shutdown.
+    pqsignal(SIGTERM, die);
     BackgroundWorkerUnblockSignals();
     // Shared catalogs only: no database, so none is kept busy by the launcher.
     BackgroundWorkerInitializeConnection(nullptr, nullptr, 0);
@@ -261,7 +265,8 @@ void LauncherMain()
 
     MemoryContext round_context =
         AllocSetContextCreate(TopMemoryContext, "claimqueue launcher", ALLOCSET_DEFAULT_SIZES);
-    while (!ShutdownRequestPending) {
+    for (;;) {
+        CHECK_FOR_INTERRUPTS();
         if (ConfigReloadPending) {
             ConfigReloadPending = false;
             ProcessConfigFile(PGC_SIGHUP);
@@ -274,10 +279,7 @@ void LauncherMain()
         (void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, sleep_ms,
                          PG_WAIT_EXTENSION);
         ResetLatch(MyLatch);
-        CHECK_FOR_INTERRUPTS();
     }
-    // Reapers get SIGTERM from the postmaster themselves at shutdown.
-    proc_exit(0);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include "worker/workers.hpp"
 
 extern "C" {
+#include "access/twophase.h"
 #include "catalog/pg_extension.h"
 #include "commands/dbcommands.h"
 #include "commands/extension.h"
@@ -20,9 +21,10 @@ extern "C" {
 #include "engine/maintenance.hpp"
 #include "engine/positions.hpp"
 #include "engine/queue_locks.hpp"
+#include "engine/schema_version.hpp"
 #include "engine/statement.hpp"
+#include "settings.hpp"
 #include "shmem/shared_state.hpp"
-#include "worker/settings.hpp"
 
 extern "C" PGDLLEXPORT void cq_reaper_main(Datum arg);
 
@@ -36,12 +38,11 @@ ReaperSlot *MySlot()
     return &Shared()->slots[my_slot];
 }
 
-// True when this reaper should exit: SIGTERM, or the launcher or a DATABASE
-// command asked it to.
+// True when this reaper should exit: the launcher or a DATABASE command asked
+// it to. (SIGTERM is PostgreSQL's own die(): the next CHECK_FOR_INTERRUPTS
+// ends the process, inside a batch or a lock wait too.)
 bool StopRequested()
 {
-    if (ShutdownRequestPending)
-        return true;
     LWLockAcquire(Shared()->lock, LW_SHARED);
     bool stop = MySlot()->stop_requested || MySlot()->state == ReaperState::kPaused;
     LWLockRelease(Shared()->lock);
@@ -54,14 +55,6 @@ void SetState(ReaperState state)
     MySlot()->state = state;
     LWLockRelease(Shared()->lock);
 }
-
-// Versions whose schema the reaper works on (this library's statements need
-// 0.3.0's claim positions); older databases get a reaper after ALTER
-// EXTENSION claimqueue UPDATE.
-Statement kExtensionVersion = {
-    "SELECT extversion NOT IN ('0.1.0', '0.2.0') FROM pg_catalog.pg_extension"
-    " WHERE extname = 'claimqueue'",
-    0, {}, nullptr};
 
 // Starts a batch's transaction. False (and no transaction) when the extension
 // is absent, still being created by an uncommitted transaction, or too old.
@@ -78,13 +71,10 @@ bool BeginBatch(const char *activity)
     Oid extension = get_extension_oid("claimqueue", true);
     if (OidIsValid(extension)) {
         LockDatabaseObject(ExtensionRelationId, extension, 0, AccessShareLock);
-        if (get_extension_name(extension) != nullptr) {
-            ConnectSpi();
-            bool isnull = true;
-            if (Execute(&kExtensionVersion, nullptr, nullptr, 1) == 1)
-                usable = DatumGetBool(ResultValue(0, 1, &isnull)) && !isnull;
-            FinishSpi();
-        }
+        // The same check as the queue API's: the schema this library's
+        // statements are written for, and no other (older or newer).
+        usable = get_extension_name(extension) != nullptr &&
+                 InstalledSchema() == SchemaState::kCurrent;
     }
     if (!usable) {
         PopActiveSnapshot();
@@ -133,6 +123,12 @@ int64 SweepBatch(text *, int)
     return 0;
 }
 
+int64 LiftFloorsBatch(text *, int)
+{
+    LiftPreparedFloorsWhenNone();
+    return 0;
+}
+
 // Where the scan of expired leases starts (maintenance.hpp, LeaseScan): moved
 // up after each pass, back to the start with each sweep (so a lease written
 // outside claimqueue's functions is found within a minute).
@@ -150,11 +146,16 @@ int64 ReapFromMark(text *, int limit)
 // One pass; false when the extension is gone (the reaper then exits).
 bool RunPass()
 {
-    int64 reaped = 0, purged = 0, promoted = 0, swept = 0;
+    int64 reaped = 0, purged = 0, promoted = 0, swept = 0, floors = 0;
     TimestampTz now = GetCurrentTimestamp();
     bool sweep = now - last_sweep >= kSweepIntervalUsec;
     if (sweep)
         lease_mark = DT_NOBEGIN;
+    // First, so that a claim of a prepared transaction that committed since
+    // the last pass is reaped in this one if its lease has ended.
+    if (max_prepared_xacts > 0 &&
+        !RunBatches(LiftFloorsBatch, "claimqueue reaper: checking prepared transactions", &floors))
+        return false;
     next_lease_mark = lease_mark;
     if (!RunBatches(ReapFromMark, "claimqueue reaper: returning expired leases", &reaped))
         return false;
@@ -206,10 +207,17 @@ bool RunPassCatchingErrors(MemoryContext pass_context)
                                 sizeof(MySlot()->last_error) - 1) == 0;
         strlcpy(MySlot()->last_error, error->message, sizeof(MySlot()->last_error));
         LWLockRelease(Shared()->lock);
+        // The failure's own SQLSTATE, detail, hint and context go to the log
+        // with it; what the reaper does about it goes with them.
         ereport(repeated ? DEBUG1 : WARNING,
-                (errmsg("claimqueue reaper: pass failed: %s", error->message),
-                 errdetail("The reaper retries every %d ms; reaper_stats.last_error shows the "
-                           "latest failure.", reaper_interval_ms)));
+                (errcode(error->sqlerrcode),
+                 errmsg("claimqueue reaper: pass failed: %s", error->message),
+                 error->detail ? errdetail_internal("%s", error->detail) : 0,
+                 errhint("The reaper retries every %d ms; reaper_stats.last_error shows the "
+                         "latest failure.%s%s", reaper_interval_ms,
+                         error->hint ? " " : "", error->hint ? error->hint : ""),
+                 error->context ? errcontext("%s", error->context) : 0));
+        FreeErrorData(error);
     }
     PG_END_TRY();
     return present;
@@ -233,7 +241,7 @@ void ReaperMain(Datum arg)
     memcpy(&database, MyBgworkerEntry->bgw_extra, sizeof(Oid));
     my_slot = DatumGetInt32(arg);
     pqsignal(SIGHUP, SignalHandlerForConfigReload);
-    pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+    pqsignal(SIGTERM, die);  // pg_terminate_backend ends a batch or a lock wait
     BackgroundWorkerUnblockSignals();
 
     // Paused before we even connected: a DATABASE command is waiting for the
@@ -269,6 +277,7 @@ void ReaperMain(Datum arg)
             ConfigReloadPending = false;
             ProcessConfigFile(PGC_SIGHUP);
         }
+        CHECK_FOR_INTERRUPTS();
         if (StopRequested() || !reaper_enabled)
             break;
         MemoryContextSwitchTo(pass_context);
