@@ -31,6 +31,18 @@ record() {
     summary+=("$(printf '%-12s %5d passed, %d failed' "$1" "$2" "$3")")
 }
 
+# record_tap SUITE LOG: counts a shell suite's "ok" / "not ok" lines; a suite
+# that exited non-zero without a "not ok" line counts as one failure.
+record_tap() {
+    local suite=$1 log=$2 p f
+    p=$(grep -c "^ok " "$log")
+    f=$(grep -c "^not ok " "$log")
+    if ! grep -q "^exit=0" "$log" && [ "$f" -eq 0 ]; then f=1; fi
+    [ "$f" -eq 0 ] || grep -E "^(not ok|#)" "$log" | tail -20
+    [ "$f" -eq 0 ] || tail -30 "$log"
+    record "$suite" "$p" "$f"
+}
+
 # Counts from pg_regress / pg_isolation_regress output ("All 15 tests passed."
 # or "2 of 15 tests failed."); a run that printed neither counts as one failure.
 count_regress() {
@@ -74,6 +86,7 @@ pg_virtualenv -t -o shared_preload_libraries=claimqueue -o max_connections=100 b
     echo "-- node worker"; bash test/node/run.sh             >"$logs/node.log" 2>&1; echo "exit=$?" >>"$logs/node.log"; tail -3 "$logs/node.log"
     echo "-- upgrade";     bash test/upgrade/run.sh          >"$logs/upgrade.log" 2>&1; echo "exit=$?" >>"$logs/upgrade.log"; tail -3 "$logs/upgrade.log"
     echo "-- dump";        bash test/dump/run.sh             >"$logs/dump.log" 2>&1; echo "exit=$?" >>"$logs/dump.log"; tail -2 "$logs/dump.log"
+    echo "-- settings";    bash test/settings/run.sh         >"$logs/settings.log" 2>&1; echo "exit=$?" >>"$logs/settings.log"; tail -2 "$logs/settings.log"
     true
 ' _ "$root" "$logs"
 
@@ -97,6 +110,7 @@ if grep -q "^exit=0" "$logs/stress.log"; then record stress 1 0; else tail -40 "
 if grep -q "^exit=0" "$logs/node.log"; then record node_worker 1 0; else tail -40 "$logs/node.log"; record node_worker 0 1; fi
 if grep -q "^exit=0" "$logs/upgrade.log"; then record upgrade 1 0; else tail -40 "$logs/upgrade.log"; record upgrade 0 1; fi
 if grep -q "^exit=0" "$logs/dump.log"; then record dump 1 0; else tail -40 "$logs/dump.log"; record dump 0 1; fi
+record_tap settings "$logs/settings.log"
 
 echo "== no-preload check (cluster without shared_preload_libraries)"
 if pg_virtualenv -t bash test/no_preload/run.sh >"$logs/no_preload.log" 2>&1; then
@@ -114,24 +128,28 @@ grep -E "^(soak|faults)" "$logs/soak.log"
 if grep -q "^exit=0" "$logs/soak.log"; then record soak 1 0; else tail -30 "$logs/soak.log"; record soak 0 1; fi
 
 echo "== reaper lifecycle (a cluster of its own: it restarts, crashes and promotes servers)"
-pg_virtualenv -t -o shared_preload_libraries=claimqueue bash test/reaper/run.sh >"$logs/reaper.log" 2>&1
+pg_virtualenv -t -o shared_preload_libraries=claimqueue -o max_prepared_transactions=4 bash test/reaper/run.sh >"$logs/reaper.log" 2>&1
 echo "exit=$?" >>"$logs/reaper.log"
-p=$(grep -c "^ok " "$logs/reaper.log")
-f=$(grep -c "^not ok " "$logs/reaper.log")
-if ! grep -q "^exit=0" "$logs/reaper.log" && [ "$f" -eq 0 ]; then f=1; fi
-[ "$f" -eq 0 ] || grep -E "^(not ok|#)" "$logs/reaper.log"
-[ "$f" -eq 0 ] || tail -30 "$logs/reaper.log"
-record reaper "$p" "$f"
+record_tap reaper "$logs/reaper.log"
 
 echo "== waiting dequeue (a cluster of its own: four waiter slots, background waiters)"
 pg_virtualenv -t -o shared_preload_libraries=claimqueue -o claimqueue.max_waiters=4 \
     bash test/wait/run.sh >"$logs/wait.log" 2>&1
 echo "exit=$?" >>"$logs/wait.log"
-p=$(grep -c "^ok " "$logs/wait.log")
-f=$(grep -c "^not ok " "$logs/wait.log")
-if ! grep -q "^exit=0" "$logs/wait.log" && [ "$f" -eq 0 ]; then f=1; fi
-[ "$f" -eq 0 ] || tail -30 "$logs/wait.log"
-record wait "$p" "$f"
+record_tap wait "$logs/wait.log"
+
+echo "== claim cursor table (a cluster of its own: room for four queues)"
+pg_virtualenv -t -o shared_preload_libraries=claimqueue -o claimqueue.claim_cursor_queues=4 \
+    bash test/cursors/run.sh >"$logs/cursors.log" 2>&1
+echo "exit=$?" >>"$logs/cursors.log"
+record_tap cursors "$logs/cursors.log"
+
+echo "== liveness soak (a cluster of its own: claims never stop under a held snapshot)"
+pg_virtualenv -t -o shared_preload_libraries=claimqueue -o max_connections=50 \
+    bash test/liveness/run.sh >"$logs/liveness.log" 2>&1
+echo "exit=$?" >>"$logs/liveness.log"
+grep -E "^# (prefilled|window)" "$logs/liveness.log" | tail -3
+record_tap liveness "$logs/liveness.log"
 
 echo
 echo "== summary (logs in build/test-logs)"

@@ -31,7 +31,7 @@ FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extna
 WHERE e.extname = 'pgtap' \gset
 SET LOCAL search_path = :"cq", :"tap", public;
 
-SELECT plan(316);
+SELECT plan(335);
 
 -- ---------------------------------------------------------------------------
 -- The API: one row per SQL function, with the contract it must keep.
@@ -97,7 +97,9 @@ INSERT INTO helpers VALUES (1, 'check_preload', '{}'), (2, 'explain_claim', '{te
                            (3, 'merge_default_queue', '{}'), (4, 'reaper_status', '{}'),
                            (5, 'start_reaper', '{}'), (6, 'visible_queues', '{}'),
                            (7, 'queue_grants_changed', '{}'), (8, 'waiters', '{}'),
-                           (9, 'claim_cursors', '{}');
+                           (9, 'claim_cursors', '{}'), (10, 'check_claim_cursors', '{}'),
+                           (11, 'sweep_claim_cursors', '{}'), (12, 'claim_cursor_table', '{}'),
+                           (13, 'api_caller', '{}');
 
 -- The advisory-lock namespace functions; their contract is test/pgtap/lock_namespaces.sql.
 SELECT '{"lock_namespace(text,text)","register_lock_key(text,text)","lock_key_id(text,text)",'
@@ -157,7 +159,7 @@ SELECT is(pg_catalog.pg_get_function_result(
           'lease_expires_at timestamp with time zone, enqueued_at timestamp with time zone)',
           'complete_and_dequeue() returns the same columns as dequeue()');
 
--- Helpers: 9 x 4 -------------------------------------------------------------
+-- Helpers: 13 x 4 ------------------------------------------------------------
 SELECT has_function('claimqueue', fn, args) FROM helpers ORDER BY ord;
 SELECT isnt_definer('claimqueue', fn, args) FROM helpers ORDER BY ord;
 -- explain_claim() also sets plan_cache_mode, to show dequeue()'s generic plan.
@@ -191,7 +193,7 @@ SELECT set_eq(
              UNION ALL
              SELECT 'claimqueue.ready_position(integer,integer,timestamp with time zone,timestamp with time zone)'::regprocedure::text$$,
            :'cq', :'cq', :'lock_api', :'cq'),
-    'the extension''s functions are exactly the 18 API functions, 9 helpers, ready_position, the lock-namespace functions and dequeue_wait');
+    'the extension''s functions are exactly the 18 API functions, 13 helpers, ready_position, the lock-namespace functions and dequeue_wait');
 
 -- ready_position(): called for every job entering the ready state, from the
 -- claim engine's statements, which run as the extension's owner.
@@ -311,6 +313,15 @@ SELECT table_privs_are(:'cq', 'queue_jobs', 'public', '{}'::name[],
                        'PUBLIC has no privileges on queue_jobs');
 SELECT table_privs_are(:'cq', 'queue_settings', 'public', '{}'::name[],
                        'PUBLIC has no privileges on queue_settings');
+SELECT has_view(:'cq', 'claim_cursor_usage', 'view claim_cursor_usage exists');
+SELECT results_eq(
+    format($$SELECT attname::text COLLATE "default", format_type(atttypid, atttypmod) FROM pg_catalog.pg_attribute
+             WHERE attrelid = '%I.claim_cursor_usage'::regclass AND attnum > 0 ORDER BY attnum$$, :'cq'),
+    $$VALUES ('capacity', 'integer'), ('in_use', 'integer'), ('this_database', 'integer'),
+             ('refusals', 'bigint')$$,
+    'claim_cursor_usage has the documented columns');
+SELECT table_privs_are(:'cq', 'claim_cursor_usage', 'public', '{}'::name[],
+                       'PUBLIC has no privileges on claim_cursor_usage');
 
 -- ---------------------------------------------------------------------------
 -- The default queue

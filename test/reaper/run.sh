@@ -35,6 +35,8 @@ abandoned_job() {
 }
 
 echo "# log: $log"
+# The SQLSTATE of every line in the log (%e), for the failed-pass check.
+sql -d postgres -c "ALTER SYSTEM SET log_line_prefix = '%m [%p] %e '" >/dev/null
 sql -d postgres -c "ALTER SYSTEM SET claimqueue.reaper_interval = '200ms'" -c "SELECT pg_reload_conf()" >/dev/null
 sql -d postgres -c "CREATE DATABASE app" -c "SET client_min_messages = error" >/dev/null
 sql -d app -c "SET client_min_messages = error" -c "CREATE EXTENSION claimqueue"
@@ -92,9 +94,10 @@ check "ALTER DATABASE ... RENAME succeeds while its reaper runs" \
 check "the renamed database gets its reaper back" until_true has_reaper renamed
 sql -d postgres -c "DROP DATABASE renamed"
 
-# --- upgrade: 0.1.0 promised no background worker; ALTER EXTENSION UPDATE starts one
-sql -d postgres -c "CREATE DATABASE old" >/dev/null
-sql -d old -c "SET client_min_messages = error" -c "CREATE EXTENSION claimqueue VERSION '0.1.0'"
+# --- upgrade: a database on an older version (0.1.0 promised no background
+# worker; 0.3.0 is the version just before this one) gets no reaper and no
+# queue API from this library; ALTER EXTENSION UPDATE starts both. The library
+# works on its own version's schema only, whatever the older version is.
 # This library's statements need the current schema: until the update, the
 # queue API says so (kept out of the server log, which is checked below).
 api_asks_for_update() {
@@ -102,20 +105,26 @@ api_asks_for_update() {
     out=$(sql -d "$1" -c "SET log_min_messages = fatal" -c "SELECT enqueue('default', '{}')" 2>&1)
     grep -q "HINT:  Run ALTER EXTENSION claimqueue UPDATE in this database." <<<"$out"
 }
-check "on 0.1.0 the queue API refuses with a hint to run ALTER EXTENSION UPDATE" \
-    api_asks_for_update old
-# So the abandoned claim is written as 0.1.0's dequeue() left it.
-job=$(sql -d old -c "INSERT INTO claimqueue.jobs (queue_id, state, attempt, max_attempts, run_at,
-                         created_at, started_at, lease_expires_at, worker, payload)
-                     VALUES (1, 'running', 1, 5, now(), now(), now(), now() + interval '1 second',
-                             'doomed-worker', '{}') RETURNING id")
-until_true is old "SELECT lease_expires_at < now() - interval '1 second' FROM claimqueue.jobs WHERE id = $job" t
-check "a database on 0.1.0 gets no reaper: its expired lease stays running" \
-    is old "SELECT state FROM claimqueue.jobs WHERE id = $job" running
-sql -d old -c "ALTER EXTENSION claimqueue UPDATE"
-check "ALTER EXTENSION claimqueue UPDATE gives it one" until_true has_reaper old
-check "which returns the lease" until_true is old "SELECT state FROM claimqueue.jobs WHERE id = $job" ready
-sql -d postgres -c "DROP DATABASE old"
+for version in 0.1.0 0.3.0; do
+    sql -d postgres -c "CREATE DATABASE old" >/dev/null
+    sql -d old -c "SET client_min_messages = error" -c "CREATE EXTENSION claimqueue VERSION '$version'"
+    check "on $version the queue API refuses with a hint to run ALTER EXTENSION UPDATE" \
+        api_asks_for_update old
+    # So the abandoned claim is written as that version's dequeue() left it.
+    job=$(sql -d old -c "INSERT INTO claimqueue.jobs (queue_id, state, attempt, max_attempts, run_at,
+                             created_at, started_at, lease_expires_at, worker, payload)
+                         VALUES (1, 'running', 1, 5, now(), now(), now(), now() + interval '1 second',
+                                 'doomed-worker', '{}') RETURNING id")
+    until_true is old "SELECT lease_expires_at < now() - interval '1 second' FROM claimqueue.jobs WHERE id = $job" t
+    sleep 1  # several reaper intervals: a reaper, if one ran, would have returned it
+    check "a database on $version gets no reaper: its expired lease stays running" \
+        is old "SELECT state FROM claimqueue.jobs WHERE id = $job" running
+    check "and no reaper process" no_reaper old
+    sql -d old -c "ALTER EXTENSION claimqueue UPDATE"
+    check "ALTER EXTENSION claimqueue UPDATE ($version) gives it one" until_true has_reaper old
+    check "which returns the lease" until_true is old "SELECT state FROM claimqueue.jobs WHERE id = $job" ready
+    sql -d postgres -c "DROP DATABASE old"
+done
 
 # --- the scan of expired leases starts at a mark (so it does not walk the
 # entries of jobs finished under an old snapshot); the mark never passes the
@@ -127,6 +136,22 @@ sql -d app -c "BEGIN" -c "SELECT id FROM dequeue('$queue', 'slow-committer', lea
     -c "SELECT pg_sleep(3)" -c "COMMIT" >/dev/null
 check "a claim committed after its lease ended is reaped (the lease scan's mark waited for it)" \
     until_true is app "SELECT state || ' ' || attempt FROM queue_jobs WHERE queue = '$queue'" "ready 1"
+
+# A claim made in a prepared transaction commits later, from another session:
+# its lease ends while it is prepared, the reaper runs passes meanwhile (and
+# sees nothing of it), then COMMIT PREPARED. The reaper returns it within two
+# intervals of the commit (here 200 ms; the poll allows up to 10 s, where the
+# once-a-minute reset of the mark would take up to 60).
+queue="prepared_$(date +%s%N)"
+sql -d app -c "SELECT create_queue('$queue')" -c "SELECT enqueue('$queue', '{}')" >/dev/null
+sql -d app -c "BEGIN" -c "SELECT id FROM dequeue('$queue', 'prepared-worker', lease => '1 second')" \
+    -c "PREPARE TRANSACTION 'cq_prepared_claim'" >/dev/null
+sleep 3  # the lease ends; about fifteen reaper passes run meanwhile
+sql -d app -c "COMMIT PREPARED 'cq_prepared_claim'"
+deadline_saved=$deadline; deadline=10
+check "a claim committed by COMMIT PREPARED after its lease ended is reaped promptly" \
+    until_true is app "SELECT state || ' ' || attempt FROM queue_jobs WHERE queue = '$queue'" "ready 1"
+deadline=$deadline_saved
 
 # --- settings
 sql -d postgres -c "ALTER SYSTEM SET claimqueue.reaper_enabled = off" -c "SELECT pg_reload_conf()" >/dev/null
@@ -140,6 +165,57 @@ pid=$(reaper_pid app)
 sql -d postgres -c "SELECT pg_terminate_backend($pid)" >/dev/null
 check "SIGTERM (pg_terminate_backend) ends the reaper" until_true is postgres "SELECT count(*) FROM pg_stat_activity WHERE pid = $pid" 0
 check "and the launcher starts a new one" until_true has_reaper app
+
+# SIGTERM also ends a reaper that waits for a lock (here: a session holds the
+# jobs table exclusively), while the lock is still held.
+sql -d app -c "BEGIN" -c "LOCK TABLE claimqueue.jobs IN ACCESS EXCLUSIVE MODE" -c "SELECT pg_sleep(60)" \
+    >/dev/null 2>&1 &
+locker=$!
+until_true is app "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'claimqueue reaper' AND datname = 'app' AND wait_event_type = 'Lock'" 1
+pid=$(reaper_pid app)
+sql -d postgres -c "SELECT pg_terminate_backend($pid)" >/dev/null
+check "SIGTERM ends a reaper waiting for a lock, while the lock is held" \
+    until_true is postgres "SELECT count(*) FROM pg_stat_activity WHERE pid = $pid" 0
+check "(the lock was still held)" \
+    is app "SELECT count(*) FROM pg_locks WHERE mode = 'AccessExclusiveLock' AND relation = 'claimqueue.jobs'::regclass AND granted" 1
+kill "$locker" 2>/dev/null
+sql -d postgres -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(60)%' AND pid <> pg_backend_pid()" >/dev/null
+wait "$locker" 2>/dev/null
+check "and the launcher starts a new one" until_true has_reaper app
+
+# The launcher ends on SIGTERM as well, and the postmaster starts it again.
+launcher_pid() { sql -d postgres -c "SELECT pid FROM pg_stat_activity WHERE backend_type = 'claimqueue launcher'" 2>/dev/null; }
+pid=$(launcher_pid)
+sql -d postgres -c "SELECT pg_terminate_backend($pid)" >/dev/null
+new_launcher() { local p; p=$(launcher_pid); [ -n "$p" ] && [ "$p" != "$pid" ]; }
+check "SIGTERM ends the launcher, and the postmaster starts a new one" until_true new_launcher
+
+# A failed pass is logged with the failure's own SQLSTATE, detail and context
+# (here a trigger on the jobs table refuses the reaper's update of one job).
+sql -d app -c "CREATE FUNCTION refuse_trap() RETURNS trigger LANGUAGE plpgsql AS \$\$
+               BEGIN
+                 IF NEW.worker = 'trap-worker' AND NEW.state <> 'running' THEN
+                   RAISE EXCEPTION 'trap refuses job %', NEW.id
+                     USING ERRCODE = 'QX123', DETAIL = 'the trap detail';
+                 END IF;
+                 RETURN NEW;
+               END \$\$" \
+    -c "CREATE TRIGGER refuse_trap BEFORE UPDATE ON claimqueue.jobs FOR EACH ROW EXECUTE FUNCTION refuse_trap()" >/dev/null
+queue="trap_$(date +%s%N)"
+sql -d app -c "SELECT create_queue('$queue')" -c "SELECT enqueue('$queue', '{}')" \
+    -c "SELECT id FROM dequeue('$queue', 'trap-worker', lease => '1 second')" >/dev/null
+failed_pass_logged() {
+    grep -A4 "claimqueue reaper: pass failed: trap refuses job" "$log" > "$log.trap" || return 1
+    grep -q "QX123" "$log.trap" && grep -q "DETAIL:  the trap detail" "$log.trap" &&
+        grep -q "CONTEXT:  PL/pgSQL function refuse_trap()" "$log.trap"
+}
+check "a failed pass is logged with its SQLSTATE, detail and context" until_true failed_pass_logged
+check "reaper_stats.last_error has the failure" \
+    until_true is app "SELECT last_error LIKE 'trap refuses job%' FROM reaper_stats" t
+sql -d app -c "DROP TRIGGER refuse_trap ON claimqueue.jobs" -c "DROP FUNCTION refuse_trap()" >/dev/null
+check "once the trigger is gone, the job is reaped" \
+    until_true is app "SELECT state FROM queue_jobs WHERE queue = '$queue'" ready
+rm -f "$log.trap"
 
 pid=$(reaper_pid app)
 kill -9 "$pid"
@@ -163,13 +239,15 @@ as_pg() { if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; 
 standby=$(mktemp -d)
 chmod 755 "$standby"
 [ "$(id -u)" -eq 0 ] && chown postgres "$standby"
+# A port nothing listens on (other clusters may run on this machine).
 sport=$((PGPORT + 1))
+while (echo >"/dev/tcp/127.0.0.1/$sport") 2>/dev/null; do sport=$((sport + 1)); done
 as_pg pg_basebackup -D "$standby/data" -R -X stream -c fast -h "$PGHOST" -p "$PGPORT" -U "$PGUSER"
 # Debian keeps the configuration outside the data directory: give the copy its own.
 printf 'local all all trust\nhost all all 127.0.0.1/32 trust\n' | as_pg tee "$standby/data/pg_hba.conf" >/dev/null
 as_pg touch "$standby/data/postgresql.conf"
 as_pg /usr/lib/postgresql/$PGVERSION/bin/pg_ctl -D "$standby/data" -l "$standby/log" -w start \
-    -o "-c port=$sport -c unix_socket_directories=$standby -c listen_addresses=127.0.0.1 -c shared_preload_libraries=claimqueue -c hot_standby=on" >/dev/null
+    -o "-c port=$sport -c unix_socket_directories=$standby -c listen_addresses=127.0.0.1 -c shared_preload_libraries=claimqueue -c hot_standby=on -c max_prepared_transactions=$(sql -d postgres -c 'SHOW max_prepared_transactions')" >/dev/null
 ssql() { psql -X -q -At -h 127.0.0.1 -p "$sport" "$@"; }
 sis() { [ "$(ssql -d "$1" -c "$2" 2>/dev/null)" = "$3" ]; }
 # The primary stops reaping (the standby keeps the setting it was copied with).

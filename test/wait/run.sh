@@ -44,7 +44,7 @@ still_waiting() { ! finished "$1" && waiting "$1"; }
 
 cleanup() {
     for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null; done
-    rm -rf "$tmp"
+    [ -n "${WAIT_KEEP_TMP:-}" ] && echo "# kept $tmp" || rm -rf "$tmp"
 }
 trap cleanup EXIT
 
@@ -207,6 +207,37 @@ sql -c "SELECT count(*) FROM enqueue_batch('q', ARRAY['{}', '{}', '{}', '{}']::j
 check "four jobs release the four waiters" \
     until_true bash -c "! kill -0 ${pids[m1]} ${pids[m2]} ${pids[m3]} ${pids[m4]} 2>/dev/null"
 check "and every slot is free again" is "SELECT count(*) FROM claimqueue.waiters()" 0
+
+# --- grants are checked again after every sleep: a revoke that commits while a
+# worker waits reaches it before its next claim (not at its next transaction)
+sql -c "SET client_min_messages = error" \
+    -c "CREATE ROLE waiting_worker LOGIN IN ROLE claimqueue_consumer" \
+    -c "SELECT create_queue('qa')" -c "SELECT grant_queue('qa', 'consume', 'waiting_worker')" >/dev/null
+# One claim first, so the session remembers the grant it used.
+sql -c "SELECT enqueue('qa', '{\"warm\": 1}')" >/dev/null
+PGAPPNAME=r1 psql -X -q -At -d app -c "SET ROLE waiting_worker" \
+    -c "CALL dequeue_wait('qa', 'r1', wait => '0')" \
+    -c "CALL dequeue_wait('qa', 'r1', wait => '60s')" >"$tmp/r1.out" 2>&1 &
+pids[r1]=$!
+until_true waiting r1
+sql -c "SELECT revoke_queue('qa', 'consume', 'waiting_worker')" >/dev/null
+secret=$(sql -c "SELECT enqueue('qa', '{\"secret\": 1}')")
+check "a waiter whose consume grant was revoked while it slept gets 42501 when woken" \
+    until_true returned r1 "permission denied for queue \"qa\""
+check "  ... and claimed nothing: the job is still ready" \
+    is "SELECT state FROM queue_jobs WHERE id = $secret" ready
+check "  ... its payload unseen" bash -c "! grep -q secret '$tmp/r1.out'"
+
+# DROP EXTENSION while a worker waits: it ends with claimqueue's own error (no
+# internal query text, no 'relation does not exist').
+sql -c "SELECT create_queue('qd')" >/dev/null
+start_waiter d1 qd 3s; until_true waiting d1
+sql -c "SET client_min_messages = error" -c "DROP EXTENSION claimqueue CASCADE"
+check "DROP EXTENSION while a worker waits: the wait ends with 'extension was dropped'" \
+    until_true returned d1 'extension "claimqueue" was dropped while dequeue_wait() waited on queue "qd"'
+check "  ... and nothing about relations or internal statements" \
+    bash -c "! grep -Eq 'does not exist|SQL statement|PL/pgSQL' '$tmp/d1.out'"
+sql -c "SET client_min_messages = error" -c "CREATE EXTENSION claimqueue" -c "SELECT create_queue('q')" >/dev/null
 
 # --- claimqueue.max_waiters = 0 turns waiting off (a restart: shared memory)
 psql -X -q -d postgres -c "ALTER SYSTEM SET claimqueue.max_waiters = 0" >/dev/null
