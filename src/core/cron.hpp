@@ -13,9 +13,12 @@
 //
 // * schedule(): parse (nothing is stored when it throws), then
 //   next_run_at = NextRunUsec(s, now, zone).
-// * The reaper, when next_run_at <= now: enqueue the slot's job and set
-//   next_run_at = NextRunUsec(s, slot, zone), so every slot gives one job.
-//   catch_up = 'all' enqueues RunsBetween(s, slot, now, zone, cap) as well.
+// * The reaper, when next_run_at <= now: enqueue the job of that slot and
+//   advance from the slot, next_run_at = NextRunUsec(s, slot, zone), so
+//   every slot gives one job. Slots missed while down: catch_up = 'all'
+//   takes RunsBetween(s, slot, now, zone, cap) (the earliest `cap`, and
+//   whether more were skipped); 'one' and 'none' advance with
+//   NextRunUsec(s, now, zone) instead.
 // * nullopt from NextRunUsec means "never again" (past kMaxYear).
 //
 // Grammar (case-insensitive; blanks are spaces and tabs, surrounding blanks
@@ -24,15 +27,18 @@
 //   fields    = minute hour day-of-month month day-of-week   (5 fields)
 //   field     = element *("," element)
 //   element   = "*" ["/" step] | value ["-" value] ["/" step]
-//   value     = number | name       names: jan..dec (month), sun..sat (day-of-week)
+//   value     = digits | name       names: jan..dec (month), sun..sat (day-of-week)
 //   alias     = @yearly | @annually | @monthly | @weekly | @daily | @midnight | @hourly
-//   interval  = "every" count unit   unit: second(s) | minute(s) | hour(s)
+//   interval  = "every" digits unit  unit: second(s) | minute(s) | hour(s)
+// Leading zeros are fine ("05"); names are the three-letter ones only.
 // Ranges: minute 0-59, hour 0-23, day-of-month 1-31, month 1-12, day-of-week
 // 0-7 with 0 and 7 both Sunday ("sun" may end a range: "mon-sun" = 1-7).
-// Steps: "*/n" = min, min+n, ... (for day-of-week "*" is 0-6);
-// "a-b/n" = a, a+n, ... <= b; "a/n" = "a-max/n" (as robfig/cron, croniter
-// and Quartz read it). A step is 1 .. (max - min) of its field. Ranges must
-// not be reversed ("22-2" is refused with a hint to write "22-23,0-2").
+// Steps: "*/n" = first, first+n, ... of what "*" spans (day-of-week: 0-6);
+// "a-b/n" = a, a+n, ... <= b; "a/n" = "a-last/n" (as robfig/cron, croniter
+// and Quartz read it). A step is at most the span of "*" minus one: 59, 23,
+// 30, 11 and 6, so "*/90" in minutes is refused with a hint to write
+// "every 90 minutes". Ranges must not be reversed ("22-2" is refused with a
+// hint to write "22-23,0-2").
 // Aliases: @yearly = @annually = "0 0 1 1 *", @monthly = "0 0 1 * *",
 // @weekly = "0 0 * * 0", @daily = @midnight = "0 0 * * *", @hourly = "0 * * * *".
 //
@@ -62,10 +68,11 @@
 // zone::ResolveLocalTime(): a slot in a fall-back overlap runs once, at its
 // first occurrence; a slot in a spring-forward gap runs at the first instant
 // after the gap, and all the slots of one gap share that one run (which is
-// also the run of a slot at the gap's end, e.g. 03:00 in Berlin). Each
-// wall-clock slot thus runs at most once and is never dropped; the cost is
-// that an hourly schedule has a two-hour pause at fall-back. Use zone 'UTC'
-// or "every 1 hour" for a schedule even in absolute time.
+// also the run of a slot at the gap's end, e.g. 03:00 in Berlin). So no
+// wall-clock slot runs twice, and one that does not exist is covered by the
+// run at the gap's end instead of being dropped; the cost is that an hourly
+// schedule pauses two hours at fall-back. Use zone 'UTC' or "every 1 hour"
+// for a schedule that is even in absolute time.
 #pragma once
 
 #include <cstdint>
@@ -78,7 +85,7 @@
 
 namespace claimqueue::cron {
 
-// Documented limits (README, "Recurring jobs"). Changing one is an API change.
+// Limits of the grammar and the search. Changing one is an API change.
 inline constexpr int64_t kMaxIntervalSeconds = 86400;
 // Searches end with this year: NextRunUsec() returns nullopt beyond it.
 inline constexpr int64_t kMaxYear = 9999;
@@ -111,8 +118,9 @@ bool MatchesLocalMinute(const Schedule &schedule, const civil::CivilTime &t);
 
 // The first slot of a kCalendar schedule strictly after wall-clock time
 // `after` (second 0 of a matching minute), or nullopt past kMaxYear. Skips by
-// field (month, then day, then hour, then minute), never minute by minute
-// over long spans.
+// field (month, then day, then hour, then minute), never minute by minute:
+// the cost is a few steps per month searched plus a day scan within each
+// matching month, so even "0 0 29 2 *" across 2100 (eight years) is cheap.
 std::optional<civil::CivilTime> NextLocalSlot(const Schedule &schedule,
                                               const civil::CivilTime &after);
 

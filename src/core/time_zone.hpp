@@ -19,7 +19,8 @@ public:
     // 3600 in winter, 7200 in summer). Must be a pure function of its
     // argument and within +-kMaxUtcOffsetSeconds. It may throw
     // claimqueue::Error but must never longjmp (ereport): callers hold C++
-    // objects across the call.
+    // objects across the call. Over pg_tz this is pg_localtime()'s tm_gmtoff,
+    // which does not ereport (a NULL result should throw instead).
     virtual int32_t UtcOffsetAt(int64_t utc_seconds) const = 0;
 };
 
