@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 
 namespace {
 
+using claimqueue::cron::NextLocalSlot;
 using claimqueue::cron::ParseSchedule;
 using claimqueue::cron::Schedule;
 using claimqueue::test::CatchError;
@@ -510,6 +512,60 @@ TEST(ParseSchedule, DatesThatNeverOccur)
     for (const char *text : {"0 0 29 2 *", "0 0 31 2,3 *", "0 0 30 2 mon", "0 0 */30 2 *",
                              "0 0 30 * *", "0 0 31 jan *", "0 0 29-31 feb *"})
         EXPECT_CQ_OK(ParseSchedule(text));
+}
+
+// Random words made of cron's tokens: each text either parses into a
+// schedule with a next slot, or is refused with 22023; nothing else happens.
+TEST(ParseSchedule, RandomInputIsParsedOrRefused)
+{
+    const char *tokens[] = {"*", "*", "0", "1", "2", "5", "7", "12", "15", "23", "30", "31",
+                            "59", "60", "-", "/", "/", ",", ",", "mon", "sun", "jan", "dec",
+                            "L", "?", "#", "x", "@daily", "every", "seconds", "\t"};
+    const size_t token_count = sizeof tokens / sizeof tokens[0];
+    const char *common_words[] = {"*", "*/5", "*/2", "0", "1", "5", "1-5", "0,30", "2-4/2",
+                                  "7", "12", "mon-fri", "jan", "sun"};
+    const size_t common_word_count = sizeof common_words / sizeof common_words[0];
+    std::mt19937 rng(16);
+    int parsed = 0;
+    int refused = 0;
+    for (int i = 0; i < 20000; i++) {
+        const size_t words = rng() % 4 != 0 ? 5 : rng() % 8;
+        std::string text;
+        for (size_t w = 0; w < words; w++) {
+            if (w > 0)
+                text += ' ';
+            if (rng() % 5 != 0) {  // mostly words that are often valid
+                text += common_words[rng() % common_word_count];
+                continue;
+            }
+            const size_t parts = 1 + rng() % 4;
+            for (size_t k = 0; k < parts; k++)
+                text += tokens[rng() % token_count];
+        }
+        try {
+            const Schedule s = ParseSchedule(text);
+            parsed++;
+            if (s.kind == Schedule::Kind::kCalendar) {
+                ASSERT_TRUE(NextLocalSlot(s, claimqueue::civil::CivilTime{}).has_value()) << text;
+            }
+        } catch (const claimqueue::Error &e) {
+            refused++;
+            ASSERT_STREQ(e.sqlstate(), "22023") << text;
+            ASSERT_FALSE(std::string(e.what()).empty());
+        }
+    }
+    EXPECT_GT(parsed, 100);
+    EXPECT_GT(refused, 100);
+}
+
+TEST(ParseSchedule, HugeInputIsRefusedQuickly)
+{
+    const std::string huge(100000, '1');
+    auto err = CatchError([&] { ParseSchedule(huge + " * * * *"); });
+    ASSERT_TRUE(err);
+    EXPECT_TRUE(Contains(err->what(), "is out of range 0-59"));
+    const std::string list = "0" + std::string(50000, ',') + " * * * *";
+    EXPECT_CQ_ERROR(ParseSchedule(list), "22023");
 }
 
 }  // namespace
