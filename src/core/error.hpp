@@ -39,6 +39,7 @@ inline constexpr const char *kNullValueNotAllowed = "22004";
 inline constexpr const char *kNumericValueOutOfRange = "22003";
 inline constexpr const char *kNameTooLong = "42622";
 inline constexpr const char *kProgramLimitExceeded = "54000";
+inline constexpr const char *kInternalError = "XX000";
 }  // namespace sqlstate
 
 }  // namespace claimqueue
