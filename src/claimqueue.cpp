@@ -1,11 +1,19 @@
-// Module entry: _PG_init (settings; with shared_preload_libraries also shared
-// memory, the launcher and the DATABASE-command guard) and the preload check.
-#include "firewall.hpp"
+// Module entry: _PG_init (settings, the session's callbacks; with
+// shared_preload_libraries also shared memory, the launcher and the
+// DATABASE-command guard) and the preload check. The one place that wires the
+// layers together: each module says what to do at a transaction's end or when
+// relations or roles change, and the session module (src/pg/session.hpp)
+// calls them.
+#include "pg/firewall.hpp"
 
-#include "settings.hpp"
-#include "shmem/claim_cursors.hpp"
-#include "shmem/shared_state.hpp"
+#include "cursors/cursors.hpp"
+#include "engine/queue_cache.hpp"
+#include "engine/schema_version.hpp"
+#include "pg/session.hpp"
+#include "pg/settings.hpp"
+#include "wait/ready_notices.hpp"
 #include "wait/waiters.hpp"
+#include "worker/reaper_slots.hpp"
 #include "worker/workers.hpp"
 
 extern "C" {
@@ -24,6 +32,17 @@ extern "C" void _PG_init(void)
     loaded_at_preload = process_shared_preload_libraries_in_progress;
 
     claimqueue::DefineSettings();
+
+    // Every backend's callbacks, in one place. Without the preload there is
+    // no shared memory: the cursors' and the guard's handlers then do nothing.
+    claimqueue::OnTransactionEnd(claimqueue::CursorsAtTransactionEnd);
+    claimqueue::OnTransactionEnd(claimqueue::ReadyNoticesAtTransactionEnd);
+    claimqueue::OnTransactionEnd(claimqueue::GuardAtTransactionEnd);
+    claimqueue::OnSubtransactionEnd(claimqueue::ReadyNoticesAtSubtransactionEnd);
+    claimqueue::OnRelationChange(claimqueue::SchemaAtRelationChange);
+    claimqueue::OnRelationChange(claimqueue::QueueCacheAtRelationChange);
+    claimqueue::OnRoleChange(claimqueue::QueueCacheAtRoleChange);
+    claimqueue::InstallSessionCallbacks();
 
     if (!loaded_at_preload)
         return;

@@ -12,82 +12,13 @@ extern "C" {
 }
 
 #include "engine/grants.hpp"
+#include "engine/queue_cache.hpp"
 #include "engine/schema_version.hpp"
 
 namespace claimqueue {
 namespace {
 
 const Caller *current_caller = nullptr;
-
-// Grants found, remembered so that a worker's every call does not look them up
-// again. Cleared by any invalidation of claimqueue.queue_grants (its trigger
-// sends one for every change, at commit for other sessions) and of role
-// memberships: a revoke takes effect in other sessions at their next
-// transaction. Only grants found are kept; a refusal is looked up each time.
-struct GrantSeen {
-    Oid user;
-    QueuePrivilege privilege;
-    int len;  // 0: unused
-    char queue[NAMEDATALEN];
-};
-constexpr int kGrantsSeen = 16;
-GrantSeen grants_seen[kGrantsSeen];
-int grants_seen_next = 0;
-bool grant_callbacks_registered = false;
-Oid grants_relid = InvalidOid;
-
-void ForgetGrants()
-{
-    for (GrantSeen &g : grants_seen)
-        g.len = 0;
-}
-
-void ForgetGrantsOnRelcache(Datum, Oid relid)
-{
-    if (!OidIsValid(relid) || relid == grants_relid)
-        ForgetGrants();
-}
-
-void ForgetGrantsOnSyscache(Datum, int, uint32)
-{
-    ForgetGrants();
-}
-
-bool GrantSeenBefore(Oid user, QueuePrivilege privilege, text *queue)
-{
-    int len = VARSIZE_ANY_EXHDR(queue);
-    for (const GrantSeen &g : grants_seen)
-        if (g.len == len && g.user == user && g.privilege == privilege &&
-            memcmp(g.queue, VARDATA_ANY(queue), len) == 0)
-            return true;
-    return false;
-}
-
-void RememberGrant(Oid user, QueuePrivilege privilege, text *queue)
-{
-    int len = VARSIZE_ANY_EXHDR(queue);
-    if (len >= NAMEDATALEN)
-        return;
-    if (!grant_callbacks_registered) {
-        CacheRegisterRelcacheCallback(ForgetGrantsOnRelcache, (Datum) 0);
-        CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, ForgetGrantsOnSyscache, (Datum) 0);
-        CacheRegisterSyscacheCallback(AUTHOID, ForgetGrantsOnSyscache, (Datum) 0);
-        grant_callbacks_registered = true;
-    }
-    // The table's oid changes when the extension is dropped and created again.
-    Oid schema = get_namespace_oid("claimqueue", true);
-    Oid relid = OidIsValid(schema) ? get_relname_relid("queue_grants", schema) : InvalidOid;
-    if (relid != grants_relid) {
-        ForgetGrants();
-        grants_relid = relid;
-    }
-    GrantSeen &g = grants_seen[grants_seen_next];
-    grants_seen_next = (grants_seen_next + 1) % kGrantsSeen;
-    g.user = user;
-    g.privilege = privilege;
-    memcpy(g.queue, VARDATA_ANY(queue), len);
-    g.len = len;
-}
 
 Oid FunctionOwner(Oid function)
 {
@@ -177,7 +108,7 @@ const Caller *CurrentCaller()
 
 void RequireQueuePrivilege(text *queue, QueuePrivilege privilege, const char *action)
 {
-    if (CallerIsAdmin() || GrantSeenBefore(current_caller->user, privilege, queue))
+    if (CallerIsAdmin() || CachedGrant(current_caller->user, (int) privilege, queue))
         return;
     switch (QueueGranted(queue, QueuePrivilegeName(privilege), current_caller->user)) {
     case GrantLookup::kNoQueue:
@@ -185,7 +116,7 @@ void RequireQueuePrivilege(text *queue, QueuePrivilege privilege, const char *ac
     case GrantLookup::kDenied:
         ReportDenied(text_to_cstring(queue), privilege, action);
     case GrantLookup::kGranted:
-        RememberGrant(current_caller->user, privilege, queue);
+        RememberGrant(current_caller->user, (int) privilege, queue);
         return;
     }
 }

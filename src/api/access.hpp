@@ -4,7 +4,7 @@
 // function could not tell who called it. Declared with CQ_QUEUE_FUNCTION.
 #pragma once
 
-#include "firewall.hpp"
+#include "pg/firewall.hpp"
 
 namespace claimqueue {
 

@@ -2,7 +2,7 @@
 #include "api/args.hpp"
 
 #include "core/rules.hpp"
-#include "engine/clock.hpp"
+#include "pg/clock.hpp"
 
 namespace claimqueue {
 

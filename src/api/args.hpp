@@ -2,7 +2,8 @@
 // with the argument's name, raised before anything is changed.
 #pragma once
 
-#include "pg.hpp"
+#include "pg/pg.hpp"
+#include "pg/text.hpp"
 
 #include <string_view>
 
@@ -16,11 +17,6 @@ text *TextArg(FunctionCallInfo fcinfo, int n, const char *what, bool optional = 
 
 // interval argument n or nullptr when NULL and optional.
 Interval *IntervalArg(FunctionCallInfo fcinfo, int n, const char *what, bool optional = false);
-
-inline std::string_view View(const text *t)
-{
-    return std::string_view(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
-}
 
 // Sets up a materialized result of one column of type `type` (SETOF scalar
 // functions, where InitMaterializedSRF wants a row type); returns the store.

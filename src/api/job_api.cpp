@@ -1,7 +1,7 @@
 // SQL API, jobs: enqueue, enqueue_batch, dequeue, complete, fail, heartbeat,
 // retry, cancel, reap. Arguments are checked here, before anything changes;
 // the claim engine (src/engine) does the work.
-#include "firewall.hpp"
+#include "pg/firewall.hpp"
 
 extern "C" {
 #include "access/detoast.h"
@@ -11,9 +11,9 @@ extern "C" {
 #include "api/args.hpp"
 #include "core/rules.hpp"
 #include "engine/claim.hpp"
-#include "engine/clock.hpp"
+#include "pg/clock.hpp"
 #include "engine/enqueue.hpp"
-#include "settings.hpp"
+#include "pg/settings.hpp"
 
 using namespace claimqueue;
 

@@ -2,7 +2,7 @@
 // lock_key_id, lock_key_hash and the advisory_* lock family for text keys and
 // (suffix _int) integer keys. Arguments are checked before anything is looked
 // up; lookups never register.
-#include "firewall.hpp"
+#include "pg/firewall.hpp"
 
 #include "api/args.hpp"
 #include "core/lock_keys.hpp"

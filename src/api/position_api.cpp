@@ -1,13 +1,12 @@
-// SQL functions of the claim cursors (src/shmem/claim_cursors.hpp), internal to
+// SQL functions of the claim cursors (src/cursors/cursors.hpp), internal to
 // the extension: claimqueue.ready_position() gives a job entering the ready
 // state its claim position, from the statements of the claim engine;
 // claimqueue.claim_cursors() shows the lanes and check_claim_cursors() their
 // broken invariants (for tests and diagnosis); claim_cursor_table() feeds the
 // claim_cursor_usage view.
-#include "firewall.hpp"
+#include "pg/firewall.hpp"
 
-#include "engine/positions.hpp"
-#include "shmem/claim_cursors.hpp"
+#include "cursors/cursors.hpp"
 
 using namespace claimqueue;
 
@@ -32,14 +31,7 @@ CQ_FUNCTION(cq_claim_cursors)
 {
     ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
     InitMaterializedSRF(fcinfo, 0);
-    int n;
-    LaneView *lanes = ListLanes(&n);
-    for (int i = 0; i < n; i++) {
-        Datum values[4] = {Int32GetDatum(lanes[i].queue_id), Int32GetDatum(lanes[i].priority),
-                           Int64GetDatum(lanes[i].cursor), Int64GetDatum(lanes[i].max_position)};
-        bool nulls[4] = {false, false, false, false};
-        tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-    }
+    PutLanes(rsinfo->setResult, rsinfo->setDesc);
     return (Datum) 0;
 }
 

@@ -1,5 +1,5 @@
 // SQL API, queue administration: create_queue, alter_queue, drop_queue.
-#include "firewall.hpp"
+#include "pg/firewall.hpp"
 
 extern "C" {
 #include "utils/acl.h"
@@ -9,7 +9,7 @@ extern "C" {
 #include "api/args.hpp"
 #include "core/rules.hpp"
 #include "engine/claim.hpp"
-#include "engine/clock.hpp"
+#include "pg/clock.hpp"
 #include "engine/grants.hpp"
 #include "engine/queues.hpp"
 

@@ -1,7 +1,7 @@
 // SQL API, background maintenance: reap() and purge() (the reaper's passes by
 // hand), claimqueue.reaper_status() (behind the reaper_stats view) and
 // claimqueue.start_reaper() (install scripts).
-#include "firewall.hpp"
+#include "pg/firewall.hpp"
 
 extern "C" {
 #include "access/htup_details.h"
@@ -12,8 +12,8 @@ extern "C" {
 #include "api/args.hpp"
 #include "engine/claim.hpp"
 #include "engine/maintenance.hpp"
-#include "settings.hpp"
-#include "shmem/shared_state.hpp"
+#include "pg/settings.hpp"
+#include "worker/reaper_slots.hpp"
 #include "worker/workers.hpp"
 
 using namespace claimqueue;

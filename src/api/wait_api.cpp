@@ -1,6 +1,6 @@
 // SQL API, waiting dequeue: the procedure dequeue_wait() and next_due().
 // src/wait/README.md has the wake-up rules and why dequeue_wait is a procedure.
-#include "firewall.hpp"
+#include "pg/firewall.hpp"
 
 extern "C" {
 #include "access/htup_details.h"
@@ -16,7 +16,7 @@ extern "C" {
 #include "api/args.hpp"
 #include "core/rules.hpp"
 #include "engine/claim.hpp"
-#include "engine/clock.hpp"
+#include "pg/clock.hpp"
 #include "wait/waiters.hpp"
 
 using namespace claimqueue;

@@ -1,4 +1,4 @@
-// The claim-cursor sweep's rule (src/engine/positions.cpp, SweepCursors): where
+// The claim-cursor sweep's rule (src/cursors/sweep.cpp, SweepCursors): where
 // a lane's cursor must go when it breaks its invariant. Pure C++, unit-tested.
 #pragma once
 

@@ -7,12 +7,12 @@ extern "C" {
 }
 
 #include "core/rules.hpp"
-#include "engine/clock.hpp"
-#include "engine/positions.hpp"
+#include "pg/clock.hpp"
+#include "engine/queue_cache.hpp"
 #include "engine/queues.hpp"
-#include "engine/statement.hpp"
-#include "errors.h"
-#include "shmem/claim_cursors.hpp"
+#include "pg/statement.hpp"
+#include "pg/errors.h"
+#include "cursors/cursors.hpp"
 #include "wait/ready_notices.hpp"
 
 namespace claimqueue {
@@ -65,29 +65,6 @@ Statement kClaimWithoutCursor = {
     "   FOR UPDATE OF j SKIP LOCKED),"
     CQ_CLAIM_UPDATE("priority DESC, pos"),
     5, {INT4OID, TEXTOID, INT4OID, TIMESTAMPTZOID, INTERVALOID}, nullptr};
-
-// The first position in the lane at or past $3 that this statement's snapshot
-// shows as claimable, locked by someone or not. Below it (and below the
-// bound read before this snapshot) nothing is, or can become, claimable.
-Statement kProbeLane = {
-    "SELECT j.pos, j.run_at FROM claimqueue.jobs j"
-    " WHERE j.queue_id = $1 AND j.priority = $2 AND j.state = 'ready'"
-    "   AND j.pos IS NOT NULL AND j.pos >= $3"
-    " ORDER BY j.pos LIMIT 1",
-    3, {INT4OID, INT2OID, INT8OID}, nullptr};
-
-// Without cursors: the run_at of the next job in claim order (already due).
-Statement kFirstClaimable = {
-    "SELECT j.run_at FROM claimqueue.jobs j"
-    " WHERE j.queue_id = $1 AND j.state = 'ready' AND j.pos IS NOT NULL"
-    " ORDER BY j.priority DESC, j.pos LIMIT 1",
-    1, {INT4OID}, nullptr};
-
-// From jobs_scheduled_idx: the earliest run_at of the jobs waiting for theirs.
-Statement kEarliestScheduled = {
-    "SELECT min(j.run_at) FROM claimqueue.jobs j"
-    " WHERE j.queue_id = $1 AND j.state = 'ready' AND j.pos IS NULL",
-    1, {INT4OID}, nullptr};
 
 Statement kComplete = {
     "UPDATE claimqueue.jobs SET state = 'done', finished_at = $3, lease_expires_at = NULL"
@@ -224,72 +201,49 @@ void RequireReadCommitted(const char *function)
 
 namespace {
 
-// Runs kProbeLane from the lane's cursor; true when it found a job (its pos
-// and run_at are then result row 0).
-bool ProbeLane(int32 queue_id, QueueCursors *cursors, int priority)
-{
-    Datum probe[3] = {Int32GetDatum(queue_id), Int16GetDatum(priority),
-                      Int64GetDatum(LaneCursor(cursors, priority))};
-    return Execute(&kProbeLane, probe, nullptr, 1) == 1;
-}
-
-// The claim, inside the caller's SPI connection, by queue id. The statements'
-// columns are dequeue()'s, so rows go straight into the caller's store.
+// The claim, inside the caller's SPI connection, by queue id: one statement
+// per lane the cursors' walk yields, highest priority first, from the lane's
+// cursor. The statements' columns are dequeue()'s, so rows go straight into
+// the caller's store.
 uint64 ClaimFromQueue(int32 queue_id, text *worker, int32 batch, Interval *lease,
                       TimestampTz now, Tuplestorestate *out, MemoryContext out_context)
 {
-    QueueCursors *cursors = PinCursors(queue_id);  // unpinned below, or at transaction end
-    PromoteDue(queue_id, now, cursors);
     Datum args[7] = {Int32GetDatum(queue_id), PointerGetDatum(worker), Int32GetDatum(batch),
                      TimestampTzGetDatum(now), PointerGetDatum(lease), 0, 0};
     const char *nulls = lease ? nullptr : "    n  ";
-    if (cursors == nullptr)
-        return ExecuteInto(&kClaimWithoutCursor, args, nulls, out, out_context);
-    if (NeedsLoading(cursors))
-        LoadLanes(queue_id, cursors);
+    LaneWalk walk;
+    BeginLaneWalk(&walk, queue_id, now);
     uint64 claimed = 0;
-    for (int priority = kMaxPriority; priority >= kMinPriority && claimed < (uint64) batch;
-         priority--) {
-        if (!LaneMayHaveJobs(cursors, priority))
-            continue;
-        // The bound is read before the probe's snapshot is taken.
-        int64 bound = PositionBound();
-        bool found = ProbeLane(queue_id, cursors, priority);
-        int64 first = found ? DatumGetInt64(ResultValue(0, 1)) : bound;
-        AdvanceLane(cursors, priority, Min(first, bound));
-        if (!found)
-            continue;
-        args[2] = Int32GetDatum(batch - (int32) claimed);
-        args[5] = Int16GetDatum(priority);
-        args[6] = Int64GetDatum(LaneCursor(cursors, priority));
-        claimed += ExecuteInto(&kClaim, args, nulls, out, out_context);
+    if (!WalkHasCursors(&walk)) {
+        claimed = ExecuteInto(&kClaimWithoutCursor, args, nulls, out, out_context);
+    } else {
+        int priority;
+        int64 from;
+        while (claimed < (uint64) batch && NextLane(&walk, &priority, &from)) {
+            args[2] = Int32GetDatum(batch - (int32) claimed);
+            args[5] = Int16GetDatum(priority);
+            args[6] = Int64GetDatum(from);
+            claimed += ExecuteInto(&kClaim, args, nulls, out, out_context);
+        }
     }
-    UnpinCursors(cursors);
+    EndLaneWalk(&walk);
     return claimed;
 }
 
-// The queue id of the latest name claimed from, so a claim needs no lookup. A
-// queue dropped and re-created under the same name has a new id: a claim that
-// finds nothing looks the name up again.
-char cached_queue[NAMEDATALEN];
-int32 cached_queue_id = 0;
-
+// The claim by queue name, with the id from the queue cache when it has one,
+// so a claim needs no lookup. A claim that finds nothing under a cached id
+// looks the name up again (it raises QC001 if the queue is gone): a queue
+// dropped and re-created under the same name has a new id.
 uint64 ClaimInto(text *queue, text *worker, int32 batch, Interval *lease, TimestampTz now,
                  Tuplestorestate *out, MemoryContext out_context)
 {
-    char *name = text_to_cstring(queue);
-    bool cached = cached_queue_id != 0 && strcmp(name, cached_queue) == 0;
-    int32 queue_id = cached ? cached_queue_id : QueueIdOf(queue);
+    int32 cached = CachedQueueId(queue);
+    int32 queue_id = cached != 0 ? cached : QueueIdOf(queue);
     uint64 n = ClaimFromQueue(queue_id, worker, batch, lease, now, out, out_context);
-    if (n == 0 && cached) {
-        int32 current = QueueIdOf(queue);  // raises QC001 if it is gone
+    if (n == 0 && cached != 0) {
+        int32 current = QueueIdOf(queue);
         if (current != queue_id)
             n = ClaimFromQueue(current, worker, batch, lease, now, out, out_context);
-        queue_id = current;
-    }
-    if (strlen(name) < NAMEDATALEN) {
-        strlcpy(cached_queue, name, NAMEDATALEN);
-        cached_queue_id = queue_id;
     }
     return n;
 }
@@ -331,37 +285,7 @@ uint64 CompleteAndClaimJobs(const int64 *id, int32 attempt, text *queue, text *w
 bool NextDue(text *queue, TimestampTz *due)
 {
     ConnectSpi();
-    int32 queue_id = QueueIdOf(queue);
-    Datum args[1] = {Int32GetDatum(queue_id)};
-    QueueCursors *cursors = PinCursors(queue_id);
-    // A claimable job first. With cursors it is looked for from each lane's
-    // cursor, not from the start of the lane, which an old snapshot may keep
-    // full of dead entries.
-    bool found = false;
-    if (cursors == nullptr || NeedsLoading(cursors)) {
-        if (Execute(&kFirstClaimable, args, nullptr, 1) == 1) {
-            *due = DatumGetTimestampTz(ResultValue(0, 1));
-            found = true;
-        }
-    } else {
-        for (int priority = kMaxPriority; priority >= kMinPriority && !found; priority--) {
-            if (LaneMayHaveJobs(cursors, priority) && ProbeLane(queue_id, cursors, priority)) {
-                *due = DatumGetTimestampTz(ResultValue(0, 2));
-                found = true;
-            }
-        }
-    }
-    // Then the earliest job waiting for its run_at.
-    bool isnull = true;
-    Datum waiting = 0;
-    if (Execute(&kEarliestScheduled, args, nullptr, 1) == 1)
-        waiting = ResultValue(0, 1, &isnull);
-    if (!isnull) {
-        *due = found ? Min(*due, DatumGetTimestampTz(waiting)) : DatumGetTimestampTz(waiting);
-        found = true;
-    }
-    if (cursors != nullptr)
-        UnpinCursors(cursors);
+    bool found = NextDueAt(QueueIdOf(queue), due);
     FinishSpi();
     return found;
 }

@@ -4,7 +4,7 @@
 // job is no longer running under it.
 #pragma once
 
-#include "pg.hpp"
+#include "pg/pg.hpp"
 
 namespace claimqueue {
 

@@ -4,11 +4,11 @@
 
 #include <algorithm>
 
-#include "engine/clock.hpp"
+#include "pg/clock.hpp"
 #include "engine/queue_locks.hpp"
 #include "engine/queues.hpp"
-#include "engine/statement.hpp"
-#include "errors.h"
+#include "pg/statement.hpp"
+#include "pg/errors.h"
 #include "wait/ready_notices.hpp"
 
 namespace claimqueue {

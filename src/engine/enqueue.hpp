@@ -1,7 +1,7 @@
 // Enqueue: one job or a batch, transactional like any INSERT.
 #pragma once
 
-#include "pg.hpp"
+#include "pg/pg.hpp"
 
 namespace claimqueue {
 

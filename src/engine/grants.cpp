@@ -2,7 +2,7 @@
 #include "engine/grants.hpp"
 
 #include "engine/queues.hpp"
-#include "engine/statement.hpp"
+#include "pg/statement.hpp"
 
 namespace claimqueue {
 namespace {

@@ -2,7 +2,7 @@
 // into, consume from or manage a queue. Role 0 is PUBLIC.
 #pragma once
 
-#include "pg.hpp"
+#include "pg/pg.hpp"
 
 namespace claimqueue {
 

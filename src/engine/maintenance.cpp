@@ -2,10 +2,10 @@
 #include "engine/maintenance.hpp"
 
 #include "engine/claim.hpp"
-#include "engine/clock.hpp"
+#include "pg/clock.hpp"
 #include "engine/queues.hpp"
-#include "engine/statement.hpp"
-#include "shmem/claim_cursors.hpp"
+#include "pg/statement.hpp"
+#include "cursors/cursors.hpp"
 #include "wait/ready_notices.hpp"
 
 namespace claimqueue {

@@ -2,7 +2,7 @@
 // (src/worker) and that reap() and purge() run by hand.
 #pragma once
 
-#include "pg.hpp"
+#include "pg/pg.hpp"
 
 namespace claimqueue {
 

@@ -6,7 +6,7 @@
 // of these locks ever share a key.
 #pragma once
 
-#include "pg.hpp"
+#include "pg/pg.hpp"
 
 #include "locks/namespaces.hpp"
 

@@ -2,11 +2,12 @@
 #include "engine/queues.hpp"
 
 #include "core/rules.hpp"
-#include "engine/clock.hpp"
+#include "pg/clock.hpp"
+#include "engine/queue_cache.hpp"
 #include "engine/queue_locks.hpp"
-#include "engine/statement.hpp"
-#include "errors.h"
-#include "shmem/claim_cursors.hpp"
+#include "pg/statement.hpp"
+#include "pg/errors.h"
+#include "cursors/cursors.hpp"
 
 namespace claimqueue {
 namespace {
@@ -79,7 +80,9 @@ int32 QueueIdOf(text *name)
     Datum args[1] = {PointerGetDatum(name)};
     if (Execute(&kQueueExists, args, nullptr, 1) == 0)
         ReportUnknownQueue(name);
-    return DatumGetInt32(ResultValue(0, 1));
+    int32 queue_id = DatumGetInt32(ResultValue(0, 1));
+    RememberQueueId(name, queue_id);
+    return queue_id;
 }
 
 void RequireQueueCurrent(text *name)

@@ -1,7 +1,7 @@
 // Queue administration: create, alter, drop, look up (SQL in claimqueue.queues).
 #pragma once
 
-#include "pg.hpp"
+#include "pg/pg.hpp"
 
 namespace claimqueue {
 

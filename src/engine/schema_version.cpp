@@ -16,12 +16,6 @@ namespace claimqueue {
 namespace {
 
 bool schema_current = false;
-bool callback_registered = false;
-
-void ForgetSchemaCheck(Datum, Oid)
-{
-    schema_current = false;
-}
 
 // The installed version of claimqueue in this database, or nullptr.
 char *InstalledVersion()
@@ -47,6 +41,11 @@ char *InstalledVersion()
 
 }  // namespace
 
+void SchemaAtRelationChange(Oid)
+{
+    schema_current = false;
+}
+
 SchemaState InstalledSchema()
 {
     char *version = InstalledVersion();
@@ -59,10 +58,6 @@ void RequireCurrentSchema()
 {
     if (schema_current)
         return;
-    if (!callback_registered) {
-        CacheRegisterRelcacheCallback(ForgetSchemaCheck, (Datum) 0);
-        callback_registered = true;
-    }
     char *version = InstalledVersion();
     if (version != nullptr && strcmp(version, kSchemaVersion) != 0)
         ereport(ERROR,

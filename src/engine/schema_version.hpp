@@ -6,7 +6,7 @@
 // reaper, instead of "column ... does not exist".
 #pragma once
 
-#include "pg.hpp"
+#include "pg/pg.hpp"
 
 #ifndef CLAIMQUEUE_VERSION
 #error "CLAIMQUEUE_VERSION must be defined by the build (the control file's default_version)"
@@ -25,5 +25,8 @@ SchemaState InstalledSchema();
 // this database is at kSchemaVersion. Looked up once, and again after any
 // relcache invalidation (an ALTER/DROP/CREATE EXTENSION sends some).
 void RequireCurrentSchema();
+
+// Any relation changed (the session module calls it): look again next time.
+void SchemaAtRelationChange(Oid relid);
 
 }  // namespace claimqueue

@@ -4,7 +4,7 @@
 // claimqueue, so that advisory_unlock_all(namespace) can release them.
 #pragma once
 
-#include "pg.hpp"
+#include "pg/pg.hpp"
 
 #include "locks/namespaces.hpp"
 

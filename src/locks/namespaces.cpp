@@ -5,9 +5,9 @@ extern "C" {
 #include "mb/pg_wchar.h"
 }
 
-#include "api/args.hpp"
-#include "engine/statement.hpp"
-#include "errors.h"
+#include "pg/text.hpp"
+#include "pg/statement.hpp"
+#include "pg/errors.h"
 
 namespace claimqueue {
 namespace {

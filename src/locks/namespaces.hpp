@@ -3,7 +3,7 @@
 // keys of a PostgreSQL advisory lock. Lookups never register.
 #pragma once
 
-#include "pg.hpp"
+#include "pg/pg.hpp"
 
 #include "core/lock_keys.hpp"
 

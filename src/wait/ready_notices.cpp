@@ -8,8 +8,8 @@ extern "C" {
 #include "utils/memutils.h"
 }
 
-#include "engine/clock.hpp"
-#include "settings.hpp"
+#include "pg/clock.hpp"
+#include "pg/settings.hpp"
 #include "wait/waiters.hpp"
 
 namespace claimqueue {
@@ -23,7 +23,6 @@ struct Notice {
 };
 
 List *pending = NIL;  // of Notice *, in TopTransactionContext
-bool callbacks_registered = false;
 
 void SendNotifications()
 {
@@ -39,7 +38,9 @@ void SendNotifications()
     }
 }
 
-void AtTransactionEnd(XactEvent event, void *)
+}  // namespace
+
+void ReadyNoticesAtTransactionEnd(XactEvent event)
 {
     switch (event) {
     case XACT_EVENT_PRE_COMMIT:
@@ -66,7 +67,7 @@ void AtTransactionEnd(XactEvent event, void *)
     }
 }
 
-void AtSubtransactionEnd(SubXactEvent event, SubTransactionId, SubTransactionId, void *)
+void ReadyNoticesAtSubtransactionEnd(SubXactEvent event)
 {
     if (pending == NIL)
         return;
@@ -92,17 +93,11 @@ void AtSubtransactionEnd(SubXactEvent event, SubTransactionId, SubTransactionId,
     }
 }
 
-}  // namespace
 
 void NoteJobsReady(const char *queue, int64 n, TimestampTz due)
 {
     if (n <= 0 || (!WaitersAvailable() && !notify_on_ready))
         return;
-    if (!callbacks_registered) {
-        RegisterXactCallback(AtTransactionEnd, nullptr);
-        RegisterSubXactCallback(AtSubtransactionEnd, nullptr);
-        callbacks_registered = true;
-    }
     int level = GetCurrentTransactionNestLevel();
     ListCell *cell;
     foreach (cell, pending) {

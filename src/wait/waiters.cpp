@@ -1,8 +1,8 @@
 // The waiter registry (see waiters.hpp and README.md).
 #include "wait/waiters.hpp"
 
-#include "settings.hpp"
-#include "shmem/shared_state.hpp"
+#include "pg/settings.hpp"
+#include "pg/shared_memory.hpp"
 
 extern "C" {
 #include "port/atomics.h"
@@ -12,7 +12,7 @@ extern "C" {
 #include "storage/shmem.h"
 }
 
-#include "errors.h"
+#include "pg/errors.h"
 
 namespace claimqueue {
 

@@ -3,7 +3,7 @@
 // Exists only when the library is in shared_preload_libraries.
 #pragma once
 
-#include "pg.hpp"
+#include "pg/pg.hpp"
 
 namespace claimqueue {
 

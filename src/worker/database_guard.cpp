@@ -10,13 +10,12 @@ extern "C" {
 #include "tcop/utility.h"
 }
 
-#include "shmem/shared_state.hpp"
+#include "worker/reaper_slots.hpp"
 
 namespace claimqueue {
 namespace {
 
 ProcessUtility_hook_type prev_process_utility = nullptr;
-bool xact_callback_registered = false;
 bool start_at_commit = false;
 constexpr int kMaxPaused = 4;
 Oid paused[kMaxPaused];  // databases this transaction paused; resumed at its end
@@ -59,37 +58,6 @@ void StartReaperNow()
     LWLockRelease(s->lock);
 }
 
-// After commit (the new extension is visible to the reaper by then) or abort.
-void AtTransactionEnd(XactEvent event, void *)
-{
-    switch (event) {
-    case XACT_EVENT_COMMIT:
-    case XACT_EVENT_PARALLEL_COMMIT:
-        if (start_at_commit)
-            StartReaperNow();
-        start_at_commit = false;
-        if (npaused > 0)
-            ResumePaused();
-        break;
-    case XACT_EVENT_ABORT:
-    case XACT_EVENT_PARALLEL_ABORT:
-        start_at_commit = false;
-        if (npaused > 0)
-            ResumePaused();
-        break;
-    default:
-        break;
-    }
-}
-
-void RegisterCallbackOnce()
-{
-    if (!xact_callback_registered) {
-        RegisterXactCallback(AtTransactionEnd, nullptr);
-        xact_callback_registered = true;
-    }
-}
-
 // Stops the reaper of `database` and keeps the launcher from starting one
 // until this transaction ends; waits (at most 10 s) until no reaper process
 // of that database is left.
@@ -98,7 +66,6 @@ void PauseReaper(Oid database)
     SharedState *s = Shared();
     if (npaused == kMaxPaused)
         return;
-    RegisterCallbackOnce();
     LWLockAcquire(s->lock, LW_EXCLUSIVE);
     // A database the launcher has not seen yet gets a paused slot, so that it
     // does not start a reaper there in the meantime.
@@ -173,6 +140,29 @@ void GuardUtility(PlannedStmt *pstmt, const char *query, bool read_only_tree,
 
 }  // namespace
 
+// After commit (the new extension is visible to the reaper by then) or abort.
+void GuardAtTransactionEnd(XactEvent event)
+{
+    switch (event) {
+    case XACT_EVENT_COMMIT:
+    case XACT_EVENT_PARALLEL_COMMIT:
+        if (start_at_commit)
+            StartReaperNow();
+        start_at_commit = false;
+        if (npaused > 0)
+            ResumePaused();
+        break;
+    case XACT_EVENT_ABORT:
+    case XACT_EVENT_PARALLEL_ABORT:
+        start_at_commit = false;
+        if (npaused > 0)
+            ResumePaused();
+        break;
+    default:
+        break;
+    }
+}
+
 void InstallDatabaseGuard()
 {
     prev_process_utility = ProcessUtility_hook;
@@ -183,7 +173,6 @@ void StartReaperAtCommit()
 {
     if (Shared() == nullptr)
         return;
-    RegisterCallbackOnce();
     start_at_commit = true;
 }
 

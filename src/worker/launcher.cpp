@@ -18,8 +18,8 @@ extern "C" {
 #include "utils/snapmgr.h"
 }
 
-#include "settings.hpp"
-#include "shmem/shared_state.hpp"
+#include "pg/settings.hpp"
+#include "worker/reaper_slots.hpp"
 
 extern "C" PGDLLEXPORT void cq_launcher_main(Datum arg);
 

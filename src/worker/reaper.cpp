@@ -19,12 +19,12 @@ extern "C" {
 }
 
 #include "engine/maintenance.hpp"
-#include "engine/positions.hpp"
+#include "cursors/cursors.hpp"
 #include "engine/queue_locks.hpp"
 #include "engine/schema_version.hpp"
-#include "engine/statement.hpp"
-#include "settings.hpp"
-#include "shmem/shared_state.hpp"
+#include "pg/statement.hpp"
+#include "pg/settings.hpp"
+#include "worker/reaper_slots.hpp"
 
 extern "C" PGDLLEXPORT void cq_reaper_main(Datum arg);
 

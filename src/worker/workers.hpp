@@ -4,7 +4,7 @@
 // (database_guard.cpp). README.md beside this file has the state machine.
 #pragma once
 
-#include "firewall.hpp"
+#include "pg/firewall.hpp"
 
 namespace claimqueue {
 
@@ -15,6 +15,11 @@ void RegisterLauncher();
 // DROP DATABASE, ALTER DATABASE ... RENAME / SET TABLESPACE or CREATE DATABASE
 // ... TEMPLATE needs that database free of connections.
 void InstallDatabaseGuard();
+
+// At the end of every transaction (the session module calls it): resumes the
+// reapers this transaction paused, and wakes the launcher after a commit that
+// created or updated the extension.
+void GuardAtTransactionEnd(XactEvent event);
 
 // Asks the launcher to (re)start this database's reaper once the current
 // transaction commits; the install and upgrade scripts call it (via

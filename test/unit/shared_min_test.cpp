@@ -1,5 +1,5 @@
 // LowestOfOnce: the minimum over shared slots that change between reads (the
-// claim-cursor bound, src/shmem/claim_cursors.cpp). The claim stall of 0.3.0
+// claim-cursor bound, src/cursors/shared.cpp). The claim stall of 0.3.0
 // came from a minimum that read a slot twice: a slot released between the two
 // reads made the bound "no position" (all ones), which moved a cursor past
 // every job for good.

@@ -3,7 +3,7 @@
 // same session is safe: the text is re-analysed, with every name qualified.
 #pragma once
 
-#include "pg.hpp"
+#include "pg/pg.hpp"
 
 namespace claimqueue {
 

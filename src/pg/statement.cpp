@@ -1,5 +1,5 @@
 // Prepared SPI statements (see statement.hpp).
-#include "engine/statement.hpp"
+#include "pg/statement.hpp"
 
 extern "C" {
 #include "executor/tstoreReceiver.h"

@@ -1,5 +1,5 @@
 // claimqueue's settings (see settings.hpp).
-#include "settings.hpp"
+#include "pg/settings.hpp"
 
 namespace claimqueue {
 

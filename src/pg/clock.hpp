@@ -3,7 +3,7 @@
 // only) instead of sleeping through a lease.
 #pragma once
 
-#include "pg.hpp"
+#include "pg/pg.hpp"
 
 namespace claimqueue {
 

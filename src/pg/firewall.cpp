@@ -1,5 +1,5 @@
 // The C++ firewall's out-of-line half: turning a caught exception into ereport.
-#include "firewall.hpp"
+#include "pg/firewall.hpp"
 
 #include <cstring>
 

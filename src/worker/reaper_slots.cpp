@@ -1,48 +1,12 @@
-// claimqueue's shared memory (see shared_state.hpp).
-#include "shmem/shared_state.hpp"
+// The reapers' slots in shared memory (see reaper_slots.hpp).
+#include "worker/reaper_slots.hpp"
 
-extern "C" {
-#include "storage/ipc.h"
-#include "storage/shmem.h"
-}
+#include "pg/shared_memory.hpp"
 
 namespace claimqueue {
 namespace {
 
-shmem_request_hook_type prev_shmem_request_hook = nullptr;
-shmem_startup_hook_type prev_shmem_startup_hook = nullptr;
-constexpr int kMaxRegions = 4;
-const SharedRegion *regions[kMaxRegions];
-int nregions = 0;
 SharedState *shared = nullptr;
-
-void RequestHook()
-{
-    if (prev_shmem_request_hook)
-        prev_shmem_request_hook();
-    for (int i = 0; i < nregions; i++) {
-        RequestAddinShmemSpace(regions[i]->size());
-        RequestNamedLWLockTranche(regions[i]->name, 1);
-    }
-}
-
-void StartupHook()
-{
-    if (prev_shmem_startup_hook)
-        prev_shmem_startup_hook();
-    LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-    for (int i = 0; i < nregions; i++) {
-        const SharedRegion *r = regions[i];
-        bool found;
-        void *region = ShmemInitStruct(r->name, r->size(), &found);
-        if (!found) {
-            memset(region, 0, r->size());
-            r->init(region, &(GetNamedLWLockTranche(r->name))->lock);
-        }
-        *r->address = region;
-    }
-    LWLockRelease(AddinShmemInitLock);
-}
 
 // One slot per possible background worker: a reaper is one, so no more
 // databases than that can have a reaper at once.
@@ -76,19 +40,6 @@ const char *ReaperStateName(ReaperState state)
     case ReaperState::kDisabled: return "disabled";
     }
     return "?";
-}
-
-void AddSharedRegion(const SharedRegion *region)
-{
-    if (nregions == 0) {
-        prev_shmem_request_hook = shmem_request_hook;
-        shmem_request_hook = RequestHook;
-        prev_shmem_startup_hook = shmem_startup_hook;
-        shmem_startup_hook = StartupHook;
-    }
-    if (nregions == kMaxRegions)
-        elog(ERROR, "claimqueue: too many shared memory regions");
-    regions[nregions++] = region;
 }
 
 void RequestSharedState()

@@ -1,9 +1,9 @@
-// claimqueue's shared memory: one slot per database the launcher knows, shared
-// by the launcher, the reapers, the DATABASE-command guard and reaper_stats.
-// Exists only when the library is in shared_preload_libraries.
+// The reapers' slots in shared memory: one per database the launcher knows,
+// shared by the launcher, the reapers, the DATABASE-command guard and
+// reaper_stats. Exists only when the library is in shared_preload_libraries.
 #pragma once
 
-#include "pg.hpp"
+#include "pg/pg.hpp"
 
 extern "C" {
 #include "storage/latch.h"
@@ -54,20 +54,6 @@ struct SharedState {
     int nslots;
     ReaperSlot slots[FLEXIBLE_ARRAY_MEMBER];
 };
-
-// A named region of claimqueue's shared memory with an LWLock of its own.
-// `size` is asked for when shared memory is sized; when the region is created
-// it is zeroed and `init` runs; *address points at it in every process.
-struct SharedRegion {
-    const char *name;
-    Size (*size)();
-    void (*init)(void *region, LWLock *lock);
-    void **address;
-};
-
-// Adds a region; from _PG_init while preloading (the first call installs
-// claimqueue's one pair of shared-memory hooks).
-void AddSharedRegion(const SharedRegion *region);
 
 // Adds the reapers' region (SharedState); called by _PG_init while preloading.
 void RequestSharedState();

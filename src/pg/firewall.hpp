@@ -12,7 +12,7 @@
 //    calls PostgreSQL and reaches the bodies only by throwing.
 #pragma once
 
-#include "pg.hpp"
+#include "pg/pg.hpp"
 
 #include <new>
 

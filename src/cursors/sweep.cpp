@@ -1,15 +1,15 @@
-// Claim positions: promotion of due jobs, lane loading, the sweep (see
-// positions.hpp).
-#include "engine/positions.hpp"
+// The reaper's side of the claim cursors: the sweep that repairs a cursor
+// breaking its invariant, the invariant check, lifting prepared transactions'
+// floors; and the lanes as claim_cursors() shows them (see cursors.hpp).
+#include "cursors/shared.hpp"
 
 extern "C" {
 #include "access/twophase.h"
 }
 
 #include "core/cursor_repair.hpp"
-#include "engine/clock.hpp"
-#include "engine/statement.hpp"
-#include "shmem/claim_cursors.hpp"
+#include "pg/clock.hpp"
+#include "pg/statement.hpp"
 
 namespace claimqueue {
 namespace {
@@ -35,89 +35,13 @@ Statement kLaneBounds = {
     " FROM lane WHERE lane.priority IS NOT NULL",
     1, {INT4OID}, nullptr};
 
-// Jobs that waited for their run_at (position NULL) and are due get a
-// position, oldest run_at first; also returns the earliest run_at of those
-// still waiting (NULL: none), jobs another session is promoting included.
-Statement kPromote = {
-    "WITH due AS ("
-    "   SELECT j.id FROM claimqueue.jobs j"
-    "   WHERE j.queue_id = $1 AND j.state = 'ready' AND j.pos IS NULL AND j.run_at <= $2"
-    "   ORDER BY j.run_at LIMIT $3 FOR UPDATE OF j SKIP LOCKED),"
-    " promoted AS ("
-    "   UPDATE claimqueue.jobs j"
-    "   SET pos = claimqueue.ready_position(j.queue_id, j.priority, j.run_at, $2)"
-    "   WHERE j.id = ANY (ARRAY(SELECT id FROM due)) RETURNING j.id)"
-    " SELECT (SELECT count(*) FROM promoted),"
-    "   (SELECT min(s.run_at) FROM claimqueue.jobs s"
-    "    WHERE s.queue_id = $1 AND s.state = 'ready' AND s.pos IS NULL"
-    "      AND s.id <> ALL (ARRAY(SELECT id FROM due)))",
-    3, {INT4OID, TIMESTAMPTZOID, INT4OID}, nullptr};
-
-// The reaper's promotion, every queue: jobs written as ready without a
-// position (or whose transaction was prepared) are never later than one pass.
-Statement kPromoteAll = {
-    "WITH due AS ("
-    "   SELECT j.id FROM claimqueue.jobs j"
-    "   WHERE j.state = 'ready' AND j.pos IS NULL AND j.run_at <= $1"
-    "   ORDER BY j.run_at LIMIT $2 FOR UPDATE OF j SKIP LOCKED)"
-    " UPDATE claimqueue.jobs j"
-    " SET pos = claimqueue.ready_position(j.queue_id, j.priority, j.run_at, $1)"
-    " WHERE j.id = ANY (ARRAY(SELECT id FROM due))",
-    2, {TIMESTAMPTZOID, INT4OID}, nullptr};
-
 Statement kQueueIds = {
     "SELECT queue_id FROM claimqueue.queues ORDER BY queue_id", 0, {}, nullptr};
 
 Statement kPreparedTransactions = {
     "SELECT count(*) FROM pg_catalog.pg_prepared_xacts", 0, {}, nullptr};
 
-constexpr int kPromoteBatch = 1000;
-
 }  // namespace
-
-// Gives due waiting jobs of the queue their positions. With cursors, only when
-// the earliest waiting run_at has come (or is not known yet).
-
-void PromoteDue(int32 queue_id, TimestampTz now, QueueCursors *cursors)
-{
-    if (cursors != nullptr) {
-        if (!PromotionDue(cursors, now))
-            return;
-        BeginPromotion(cursors);
-    }
-    Datum args[3] = {Int32GetDatum(queue_id), TimestampTzGetDatum(now),
-                     Int32GetDatum(kPromoteBatch)};
-    Execute(&kPromote, args, nullptr, 1);
-    if (cursors == nullptr)
-        return;
-    bool isnull;
-    int64 promoted = DatumGetInt64(ResultValue(0, 1));
-    Datum next = ResultValue(0, 2, &isnull);
-    // A full batch may have left due jobs behind: look again next time.
-    NotePromoted(cursors, promoted == kPromoteBatch ? now
-                          : isnull                  ? DT_NOEND
-                                                    : DatumGetTimestampTz(next));
-}
-
-// Lanes of jobs that became claimable before this server (or this queue's
-// cursors) existed.
-void LoadLanes(int32 queue_id, QueueCursors *cursors)
-{
-    Datum args[1] = {Int32GetDatum(queue_id)};
-    uint64 n = Execute(&kLaneBounds, args, nullptr);
-    for (uint64 i = 0; i < n; i++)
-        LoadLane(cursors, DatumGetInt32(ResultValue(i, 1)), DatumGetInt64(ResultValue(i, 3)));
-    MarkLoaded(cursors);
-}
-
-int64 PromoteDueBatch(text *, int limit)
-{
-    ConnectSpi();
-    Datum args[2] = {TimestampTzGetDatum(ClockNow()), Int32GetDatum(limit)};
-    uint64 n = Execute(&kPromoteAll, args, nullptr);
-    FinishSpi();
-    return (int64) n;
-}
 
 void LiftPreparedFloorsWhenNone()
 {
@@ -135,15 +59,6 @@ void LiftPreparedFloorsWhenNone()
         LiftPreparedFloors(generation);
 }
 
-namespace {
-
-struct LaneBounds {
-    bool any;     // the snapshot shows a claimable job in the lane
-    int64 lowest;
-    int64 highest;
-};
-
-// kLaneBounds for one queue, by priority. Inside an SPI connection.
 void ReadLaneBounds(int32 queue_id, LaneBounds bounds[kLanes])
 {
     for (int i = 0; i < kLanes; i++)
@@ -156,8 +71,6 @@ void ReadLaneBounds(int32 queue_id, LaneBounds bounds[kLanes])
                                            DatumGetInt64(ResultValue(row, 3))};
     }
 }
-
-}  // namespace
 
 int64 SweepCursors()
 {
@@ -227,6 +140,18 @@ void PutViolation(Tuplestorestate *out, TupleDesc desc, int32 queue_id, int prio
 }
 
 }  // namespace
+
+void PutLanes(Tuplestorestate *out, TupleDesc desc)
+{
+    int n;
+    LaneView *lanes = ListLanes(&n);
+    for (int i = 0; i < n; i++) {
+        Datum values[4] = {Int32GetDatum(lanes[i].queue_id), Int32GetDatum(lanes[i].priority),
+                           Int64GetDatum(lanes[i].cursor), Int64GetDatum(lanes[i].max_position)};
+        bool nulls[4] = {false, false, false, false};
+        tuplestore_putvalues(out, desc, values, nulls);
+    }
+}
 
 int64 CheckCursorInvariants(Tuplestorestate *out, TupleDesc desc)
 {

@@ -1,6 +1,6 @@
-// Claim cursors in shared memory (see claim_cursors.hpp; the invariants are in
-// src/engine/README.md, "Claim cursors").
-#include "shmem/claim_cursors.hpp"
+// The claim cursors' shared state (see shared.hpp; the invariants are in
+// README.md beside this file).
+#include "cursors/shared.hpp"
 
 extern "C" {
 #include "access/twophase.h"
@@ -18,8 +18,8 @@ extern "C" {
 }
 
 #include "core/shared_min.hpp"
-#include "settings.hpp"
-#include "shmem/shared_state.hpp"
+#include "pg/settings.hpp"
+#include "pg/shared_memory.hpp"
 
 namespace claimqueue {
 
@@ -180,7 +180,7 @@ bool holds_slot = false;          // this transaction drew a position
 bool holds_lease_slot = false;    // this transaction claimed
 List *scheduled_notes = NIL;      // of ScheduledNote *, in TopTransactionContext
 List *free_notes = NIL;           // of FreeNote *, in TopTransactionContext
-bool callbacks_registered = false;
+bool exit_callback_registered = false;
 
 // Entries this backend has pinned (PinCursors); all are unpinned at the end
 // of the transaction, so an error between pin and unpin leaks nothing.
@@ -248,13 +248,17 @@ void FreeEntries(List *notes)
     LWLockRelease(state->lock);
 }
 
+}  // namespace
+
 // At commit the jobs are visible to every later snapshot (this runs after
 // ProcArrayEndTransaction), so the slot can go; so can it at abort, the jobs
 // being gone. A prepared transaction commits later, elsewhere: its lowest
 // position and its first claim become floors that the reaper lifts once
 // nothing is prepared.
-void AtTransactionEnd(XactEvent event, void *)
+void CursorsAtTransactionEnd(XactEvent event)
 {
+    if (state == nullptr)
+        return;
     switch (event) {
     case XACT_EVENT_COMMIT:
     case XACT_EVENT_PARALLEL_COMMIT: {
@@ -299,6 +303,8 @@ void AtTransactionEnd(XactEvent event, void *)
     }
 }
 
+namespace {
+
 // A backend that exits in the middle of a transaction must not leave its slot
 // holding every cursor back for the next process that gets its PGPROC.
 void ReleaseSlotAtExit(int, Datum)
@@ -307,13 +313,14 @@ void ReleaseSlotAtExit(int, Datum)
     UnpinAll();
 }
 
+// Exit callbacks belong to the process: registered in each backend that
+// touches the slots (a registration in the postmaster is not inherited).
 void RegisterCallbacks()
 {
-    if (callbacks_registered)
+    if (exit_callback_registered)
         return;
-    RegisterXactCallback(AtTransactionEnd, nullptr);
     before_shmem_exit(ReleaseSlotAtExit, 0);
-    callbacks_registered = true;
+    exit_callback_registered = true;
 }
 
 void InitEntry(QueueCursors *q, int32 queue_id)

@@ -1,8 +1,8 @@
 // claimqueue's clock (see clock.hpp).
-#include "engine/clock.hpp"
+#include "pg/clock.hpp"
 
 #include "core/rules.hpp"
-#include "settings.hpp"
+#include "pg/settings.hpp"
 
 namespace claimqueue {
 

@@ -3,7 +3,7 @@
 // settings with the same defaults (test/settings/run.sh compares the two).
 #pragma once
 
-#include "pg.hpp"
+#include "pg/pg.hpp"
 
 namespace claimqueue {
 

@@ -1,0 +1,30 @@
+// What this backend remembers of the queues, so that a worker's calls after
+// its first need no lookup: each queue's id by name, and the per-queue grants
+// each role was found to hold. One cache with one rule: it is dropped when
+// claimqueue.queues or claimqueue.queue_grants changes (their triggers send a
+// relcache invalidation, which reaches other sessions at their next
+// transaction start or lock), on any relcache reset, and, for the grants,
+// when roles or memberships change. Only what was found is remembered; a
+// refusal is looked up each time.
+#pragma once
+
+#include "pg/pg.hpp"
+
+namespace claimqueue {
+
+// The id this backend last saw for queue `name`, or 0. Between invalidations
+// it is the id, with one exception that callers handle: a queue dropped and
+// re-created by a transaction that has committed but whose invalidation this
+// backend has not taken in yet (a claim finds nothing and looks again).
+int32 CachedQueueId(text *name);
+void RememberQueueId(text *name, int32 queue_id);
+
+// Whether `user` was found to hold privilege number `privilege` on `name`.
+bool CachedGrant(Oid user, int privilege, text *name);
+void RememberGrant(Oid user, int privilege, text *name);
+
+// The session module calls these.
+void QueueCacheAtRelationChange(Oid relid);
+void QueueCacheAtRoleChange();
+
+}  // namespace claimqueue
