@@ -7,6 +7,7 @@
 #include "pg/firewall.hpp"
 
 #include "cursors/cursors.hpp"
+#include "engine/job_rows.hpp"
 #include "engine/queue_cache.hpp"
 #include "engine/schema_version.hpp"
 #include "pg/session.hpp"
@@ -38,7 +39,10 @@ extern "C" void _PG_init(void)
     claimqueue::OnTransactionEnd(claimqueue::CursorsAtTransactionEnd);
     claimqueue::OnTransactionEnd(claimqueue::ReadyNoticesAtTransactionEnd);
     claimqueue::OnTransactionEnd(claimqueue::GuardAtTransactionEnd);
+    claimqueue::OnTransactionEnd(claimqueue::JobRowsAtTransactionEnd);
     claimqueue::OnSubtransactionEnd(claimqueue::ReadyNoticesAtSubtransactionEnd);
+    claimqueue::OnSubtransactionEnd(claimqueue::JobRowsAtSubtransactionEnd);
+    claimqueue::OnRelationChange(claimqueue::JobRowsAtRelationChange);
     claimqueue::OnRelationChange(claimqueue::SchemaAtRelationChange);
     claimqueue::OnRelationChange(claimqueue::QueueCacheAtRelationChange);
     claimqueue::OnRoleChange(claimqueue::QueueCacheAtRoleChange);

@@ -153,7 +153,7 @@ CQ_QUEUE_FUNCTION(cq_dequeue)
     InitClaimSRF(fcinfo);
     ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
     ClaimJobs(args.queue, args.worker, args.batch, args.lease, rsinfo->setResult,
-              rsinfo->econtext->ecxt_per_query_memory);
+              rsinfo->setDesc);
     return (Datum) 0;
 }
 
@@ -181,8 +181,7 @@ CQ_QUEUE_FUNCTION(cq_complete_and_dequeue)
     InitClaimSRF(fcinfo);
     ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
     CompleteAndClaimJobs(has_previous ? &id : nullptr, attempt, args.queue, args.worker,
-                         args.batch, args.lease, rsinfo->setResult,
-                         rsinfo->econtext->ecxt_per_query_memory);
+                         args.batch, args.lease, rsinfo->setResult, rsinfo->setDesc);
     return (Datum) 0;
 }
 
@@ -287,14 +286,15 @@ CQ_QUEUE_FUNCTION(cq_cancel)
     PG_RETURN_VOID();
 }
 
-// claimqueue.explain_claim(queue, batch): the plan dequeue() uses (for tests)
+// claimqueue.explain_claim(queue, batch): until 0.4.0, the plan of the SQL
+// statement dequeue() ran. Claims no longer run one (job_rows.hpp); the symbol
+// stays for the install scripts of earlier versions, which declare it.
 CQ_FUNCTION(cq_explain_claim)
 {
-    text *queue = QueueNameArg(fcinfo, 0);
-    RequireArg(fcinfo, 1, "batch");
-    rules::CheckBatch(PG_GETARG_INT32(1));
-    Tuplestorestate *out = InitScalarSRF(fcinfo, TEXTOID);
-    ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-    ExplainClaim(queue, PG_GETARG_INT32(1), out, rsinfo->setDesc);
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                    errmsg("explain_claim() is gone: since claimqueue 0.4.0 a claim runs no SQL "
+                           "statement to explain"),
+                    errhint("Run ALTER EXTENSION claimqueue UPDATE; a claim is an index scan of "
+                            "jobs_ready_idx from its lane's cursor (src/engine/job_rows.hpp).")));
     return (Datum) 0;
 }

@@ -18,11 +18,10 @@ CQ_FUNCTION(cq_ready_position)
     int32 priority = PG_GETARG_INT32(1);
     TimestampTz run_at = PG_GETARG_TIMESTAMPTZ(2);
     TimestampTz now = PG_GETARG_TIMESTAMPTZ(3);
-    if (run_at > now) {
-        NoteScheduled(queue_id, run_at);
+    int64 position = ReadyPosition(queue_id, priority, run_at, now);
+    if (position < 0)
         PG_RETURN_NULL();
-    }
-    PG_RETURN_INT64(DrawPosition(queue_id, priority));
+    PG_RETURN_INT64(position);
 }
 
 // claimqueue.claim_cursors() -> (queue_id, priority, cursor, max_position),

@@ -38,15 +38,24 @@ int64 DrawPosition(int32 queue_id, int priority);
 // transaction commits, claims know to look for due jobs from then on.
 void NoteScheduled(int32 queue_id, TimestampTz run_at);
 
+// The position of a job entering the ready state (claimqueue.ready_position):
+// a new one when it is due at `now`, else -1 (it waits for run_at, noted).
+int64 ReadyPosition(int32 queue_id, int priority, TimestampTz run_at, TimestampTz now);
+
 // --- A claim's walk over a queue's lanes -------------------------------------
 
 struct QueueCursors;
 
-// The lanes a claim reads, highest priority first. Inside an SPI connection:
+// The lanes a claim reads, highest priority first:
 //   LaneWalk walk;
-//   BeginLaneWalk(&walk, queue_id, now);     // promotes due jobs, loads lanes
-//   if (!WalkHasCursors(&walk))  ... claim from the start of every lane ...
-//   while (NextLane(&walk, &priority, &from)) ... claim in that lane from `from` ...
+//   BeginLaneWalk(&walk, queue_id, now);  // promotes due jobs, loads lanes, reads the bound
+//   ... take the claim's snapshot (after BeginLaneWalk) ...
+//   if (!WalkHasCursors(&walk))  ... claim from the start of the queue's ready jobs ...
+//   while (NextLane(&walk, &priority, &from)) {
+//       ... claim in that lane from position `from`, noting the position of the
+//       first job the snapshot shows claimable there, locked or not ...
+//       LaneSeen(&walk, priority, first_seen);  // -1: none
+//   }
 //   EndLaneWalk(&walk);
 // An error in between leaves nothing behind (the transaction's end releases
 // what the walk holds).
@@ -54,13 +63,15 @@ struct LaneWalk {
     int32 queue_id;
     QueueCursors *cursors;  // pinned; nullptr: claim without cursors
     int next_priority;
+    int64 bound;            // no position below it is in flight (read before the snapshot)
 };
 void BeginLaneWalk(LaneWalk *walk, int32 queue_id, TimestampTz now);
 bool WalkHasCursors(const LaneWalk *walk);
-// The next lane with a job claimable at or past its cursor: moves the cursor
-// up to the first such job (never past a position still in flight) and sets
-// *priority and *from (the cursor). False when no lane is left.
+// The next lane that may hold a job at or past its cursor; *from is the cursor.
 bool NextLane(LaneWalk *walk, int *priority, int64 *from);
+// Moves the lane's cursor up to the first claimable position the claim's
+// snapshot showed, never past the bound (the probe of the proof in README.md).
+void LaneSeen(LaneWalk *walk, int priority, int64 first_seen);
 void EndLaneWalk(LaneWalk *walk);
 
 // next_due(): when the queue's next ready job is due (inside SPI): the run_at

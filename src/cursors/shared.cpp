@@ -18,6 +18,7 @@ extern "C" {
 }
 
 #include "core/shared_min.hpp"
+#include "pg/compat.hpp"
 #include "pg/settings.hpp"
 #include "pg/shared_memory.hpp"
 
@@ -200,7 +201,7 @@ struct LocalEntry {
 
 pg_atomic_uint64 *MySlot()
 {
-    return &state->slots[MyProc->pgprocno];
+    return &state->slots[MyProcIndex()];
 }
 
 void ReleaseSlot()
@@ -209,7 +210,7 @@ void ReleaseSlot()
         pg_atomic_write_u64(MySlot(), kNoPosition);
     holds_slot = false;
     if (holds_lease_slot)
-        pg_atomic_write_u64(&LeaseSlots()[MyProc->pgprocno], kNoPosition);
+        pg_atomic_write_u64(&LeaseSlots()[MyProcIndex()], kNoPosition);
     holds_lease_slot = false;
 }
 
@@ -282,7 +283,7 @@ void CursorsAtTransactionEnd(XactEvent event)
                 AtomicMin(&state->prepared_floor, pg_atomic_read_u64(MySlot()));
             if (holds_lease_slot)
                 AtomicMin(&state->prepared_lease_floor,
-                          pg_atomic_read_u64(&LeaseSlots()[MyProc->pgprocno]));
+                          pg_atomic_read_u64(&LeaseSlots()[MyProcIndex()]));
             pg_atomic_fetch_add_u64(&state->prepared_generation, 1);
             LWLockRelease(state->lock);
         }
@@ -493,6 +494,15 @@ int64 DrawPosition(int32 queue_id, int priority)
     return (int64) position;
 }
 
+int64 ReadyPosition(int32 queue_id, int priority, TimestampTz run_at, TimestampTz now)
+{
+    if (run_at > now) {
+        NoteScheduled(queue_id, run_at);
+        return -1;
+    }
+    return DrawPosition(queue_id, priority);
+}
+
 void NoteScheduled(int32 queue_id, TimestampTz run_at)
 {
     if (!CursorsEnabled())
@@ -665,7 +675,7 @@ void NoteClaimStarting()
     // The earlier of the real clock and claimqueue's (which a test may have
     // moved back), so no lease this claim computes is earlier.
     TimestampTz real = GetCurrentTimestamp();
-    pg_atomic_write_u64(&LeaseSlots()[MyProc->pgprocno],
+    pg_atomic_write_u64(&LeaseSlots()[MyProcIndex()],
                         TimeKey(Min(real, real + (TimestampTz) debug_clock_offset_seconds * USECS_PER_SEC)));
     holds_lease_slot = true;
     pg_memory_barrier();  // published before the claim reads the clock for its leases

@@ -72,11 +72,14 @@ void PromoteDue(int32 queue_id, TimestampTz now, QueueCursors *cursors)
             return;
         BeginPromotion(cursors);
     }
+    ConnectSpi();
     Datum args[3] = {Int32GetDatum(queue_id), TimestampTzGetDatum(now),
                      Int32GetDatum(kPromoteBatch)};
     Execute(&kPromote, args, nullptr, 1);
-    if (cursors == nullptr)
+    if (cursors == nullptr) {
+        FinishSpi();
         return;
+    }
     bool isnull;
     int64 promoted = DatumGetInt64(ResultValue(0, 1));
     Datum next = ResultValue(0, 2, &isnull);
@@ -84,6 +87,7 @@ void PromoteDue(int32 queue_id, TimestampTz now, QueueCursors *cursors)
     NotePromoted(cursors, promoted == kPromoteBatch ? now
                           : isnull                  ? DT_NOEND
                                                     : DatumGetTimestampTz(next));
+    FinishSpi();
 }
 
 // Lanes of jobs that became claimable before this server (or this queue's
@@ -91,7 +95,9 @@ void PromoteDue(int32 queue_id, TimestampTz now, QueueCursors *cursors)
 void LoadLanes(int32 queue_id, QueueCursors *cursors)
 {
     LaneBounds *bounds = (LaneBounds *) palloc(sizeof(LaneBounds) * kLanes);
+    ConnectSpi();
     ReadLaneBounds(queue_id, bounds);
+    FinishSpi();
     for (int p = kMinPriority; p <= kMaxPriority; p++)
         if (bounds[p - kMinPriority].any)
             LoadLane(cursors, p, bounds[p - kMinPriority].highest);
@@ -118,6 +124,8 @@ void BeginLaneWalk(LaneWalk *walk, int32 queue_id, TimestampTz now)
     PromoteDue(queue_id, now, walk->cursors);
     if (walk->cursors != nullptr && NeedsLoading(walk->cursors))
         LoadLanes(queue_id, walk->cursors);
+    // Last, after every statement here: the claim's snapshot comes after it.
+    walk->bound = walk->cursors != nullptr ? PositionBound() : 0;
 }
 
 bool WalkHasCursors(const LaneWalk *walk)
@@ -127,24 +135,22 @@ bool WalkHasCursors(const LaneWalk *walk)
 
 bool NextLane(LaneWalk *walk, int *priority, int64 *from)
 {
-    QueueCursors *cursors = walk->cursors;
     for (; walk->next_priority >= kMinPriority; walk->next_priority--) {
         int p = walk->next_priority;
-        if (!LaneMayHaveJobs(cursors, p))
-            continue;
-        // The bound is read before the probe's snapshot is taken.
-        int64 bound = PositionBound();
-        bool found = ProbeLane(walk->queue_id, cursors, p);
-        int64 first = found ? DatumGetInt64(ResultValue(0, 1)) : bound;
-        AdvanceLane(cursors, p, Min(first, bound));
-        if (!found)
+        if (!LaneMayHaveJobs(walk->cursors, p))
             continue;
         walk->next_priority = p - 1;
         *priority = p;
-        *from = LaneCursor(cursors, p);
+        *from = LaneCursor(walk->cursors, p);
         return true;
     }
     return false;
+}
+
+void LaneSeen(LaneWalk *walk, int priority, int64 first_seen)
+{
+    AdvanceLane(walk->cursors, priority,
+                first_seen >= 0 ? Min(first_seen, walk->bound) : walk->bound);
 }
 
 void EndLaneWalk(LaneWalk *walk)

@@ -8,12 +8,12 @@
 
 namespace claimqueue {
 
-// Claims up to `batch` ready jobs of `queue` with FOR UPDATE SKIP LOCKED and
-// the state change in one statement; appends one row per job to `out`
-// (columns as dequeue() returns them; the store lives in `out_context`).
+// Claims up to `batch` ready jobs of `queue`, each locked with SKIP LOCKED
+// semantics and marked running (job_rows.hpp: no SPI, no planner); appends
+// one row per job to `out` (columns as dequeue() returns them, `out_desc`).
 // `lease` may be NULL (queue default).
 uint64 ClaimJobs(text *queue, text *worker, int32 batch, Interval *lease,
-                 Tuplestorestate *out, MemoryContext out_context);
+                 Tuplestorestate *out, TupleDesc out_desc);
 
 // When the next ready job of `queue` is due (its earliest run_at), in *due;
 // false when the queue has no ready job. Raises QC001 for an unknown queue.
@@ -27,7 +27,7 @@ void CompleteJob(int64 id, int32 attempt);
 // ClaimJobs does. `id` NULL: nothing to complete, only the claim.
 uint64 CompleteAndClaimJobs(const int64 *id, int32 attempt, text *queue, text *worker,
                             int32 batch, Interval *lease, Tuplestorestate *out,
-                            MemoryContext out_context);
+                            TupleDesc out_desc);
 
 // Completes every (ids[i], attempts[i]) in one statement, all or nothing: if
 // any job is not running under its attempt, raises as CompleteJob would for
@@ -47,9 +47,6 @@ void CancelJob(int64 id);
 // runs again: capped exponential backoff with equal jitter from `now`.
 // `base` and `cap` are interval Datums (the queue's backoff settings).
 TimestampTz AfterBackoff(TimestampTz now, int attempts_made, Datum base, Datum cap);
-
-// The claim statement's plan, as EXPLAIN (COSTS OFF) prints it.
-void ExplainClaim(text *queue, int32 batch, Tuplestorestate *out, TupleDesc out_desc);
 
 // Raises QC005 unless the transaction runs at READ COMMITTED.
 void RequireReadCommitted(const char *function);

@@ -5,6 +5,8 @@ extern "C" {
 #include "catalog/namespace.h"
 }
 
+#include "pg/statement.hpp"
+
 namespace claimqueue {
 namespace {
 
@@ -27,6 +29,17 @@ struct Grant {
 
 QueueId ids[kQueues];
 int next_id = 0;
+
+struct Facts {
+    bool used;
+    QueueFacts facts;
+};
+Facts facts[kQueues];
+int next_facts = 0;
+
+Statement kQueueFacts = {
+    "SELECT name, lease, backoff_base, backoff_cap FROM claimqueue.queues WHERE queue_id = $1",
+    1, {INT4OID}, nullptr};
 Grant grants[kGrants];
 int next_grant = 0;
 
@@ -46,6 +59,8 @@ void ForgetAll()
 {
     for (QueueId &q : ids)
         q.len = 0;
+    for (Facts &f : facts)
+        f.used = false;
     ForgetGrants();
     queues_relid = InvalidOid;
     grants_relid = InvalidOid;
@@ -94,6 +109,30 @@ void RememberQueueId(text *name, int32 queue_id)
     memcpy(q.name, VARDATA_ANY(name), len);
     q.len = len;
     q.id = queue_id;
+}
+
+const QueueFacts *QueueFactsById(int32 queue_id)
+{
+    for (const Facts &f : facts)
+        if (f.used && f.facts.queue_id == queue_id)
+            return &f.facts;
+    if (!KnowTables())
+        return nullptr;
+    ConnectSpi();
+    Datum args[1] = {Int32GetDatum(queue_id)};
+    Facts *slot = nullptr;
+    if (Execute(&kQueueFacts, args, nullptr, 1) == 1) {
+        slot = &facts[next_facts];
+        next_facts = (next_facts + 1) % kQueues;
+        slot->facts.queue_id = queue_id;
+        strlcpy(slot->facts.name, TextDatumGetCString(ResultValue(0, 1)), NAMEDATALEN);
+        slot->facts.lease = *DatumGetIntervalP(ResultValue(0, 2));
+        slot->facts.backoff_base = *DatumGetIntervalP(ResultValue(0, 3));
+        slot->facts.backoff_cap = *DatumGetIntervalP(ResultValue(0, 4));
+        slot->used = true;
+    }
+    FinishSpi();
+    return slot ? &slot->facts : nullptr;
 }
 
 bool CachedGrant(Oid user, int privilege, text *name)

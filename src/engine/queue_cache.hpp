@@ -19,6 +19,19 @@ namespace claimqueue {
 int32 CachedQueueId(text *name);
 void RememberQueueId(text *name, int32 queue_id);
 
+// A queue's settings that the claim engine's hot path needs, by id, loaded
+// from claimqueue.queues on the first call after an invalidation (inside a
+// transaction; it connects to SPI itself for that). nullptr when the queue
+// does not exist. Valid until the next invalidation: copy what you keep.
+struct QueueFacts {
+    int32 queue_id;
+    char name[NAMEDATALEN];
+    Interval lease;
+    Interval backoff_base;
+    Interval backoff_cap;
+};
+const QueueFacts *QueueFactsById(int32 queue_id);
+
 // Whether `user` was found to hold privilege number `privilege` on `name`.
 bool CachedGrant(Oid user, int privilege, text *name);
 void RememberGrant(Oid user, int privilege, text *name);

@@ -85,6 +85,14 @@ int32 QueueIdOf(text *name)
     return queue_id;
 }
 
+int32 LookUpQueueId(text *name)
+{
+    ConnectSpi();
+    int32 queue_id = QueueIdOf(name);
+    FinishSpi();
+    return queue_id;
+}
+
 void RequireQueueCurrent(text *name)
 {
     if (!IsolationUsesXactSnapshot())

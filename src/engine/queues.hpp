@@ -28,6 +28,8 @@ void RequireQueueExists(text *name);
 
 // The queue's id; raises QC001 when it does not exist (inside an SPI connection).
 int32 QueueIdOf(text *name);
+// The same, outside an SPI connection (it makes one).
+int32 LookUpQueueId(text *name);
 
 // Under REPEATABLE READ or SERIALIZABLE the transaction's snapshot may still
 // show a queue that was dropped (or dropped and re-created) since; with the

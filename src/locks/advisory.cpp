@@ -1,6 +1,8 @@
 // Namespaced advisory locks (see advisory.hpp).
 #include "locks/advisory.hpp"
 
+#include "pg/compat.hpp"
+
 extern "C" {
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
@@ -103,7 +105,7 @@ int ReleaseAllSessionLocks(int32 namespace_id)
         LOCKMODE mode = ModeOf(entry->lock.shared != 0);
         // A count goes stale when pg_advisory_unlock_all() or DISCARD released
         // the locks behind our back: stop at the first hold no longer there.
-        for (int64 i = 0; i < entry->holds && LockHeldByMe(&tag, mode); i++) {
+        for (int64 i = 0; i < entry->holds && HoldsLockInMode(&tag, mode); i++) {
             if (!LockRelease(&tag, mode, true))
                 break;
             released++;

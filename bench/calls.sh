@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Server time per API call: one client, synchronous_commit = off (the figure is
+# CPU, not the disk), track_functions = all, and for each workload the mean
+# self time of every claimqueue function it called, from pg_stat_user_functions
+# (self_time / calls). See bench/README.md, "Server time per call".
+#
+#   bash bench/calls.sh [WORKLOAD...]   # default: cq_drain cq_onecall cq_batch
+#
+# WORKLOAD is a script of bench/sql without .sql. Starts its own throwaway
+# cluster; needs claimqueue installed. CALLS_SECS (default 10) per workload.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+if [ "${1:-}" != --inner ]; then
+    exec pg_virtualenv -t -o shared_preload_libraries=claimqueue -o track_functions=all \
+        -o synchronous_commit=off bash "$here/calls.sh" --inner "$@"
+fi
+shift
+secs=${CALLS_SECS:-10}
+workloads=${*:-cq_drain cq_onecall cq_batch}
+q() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
+
+q -f "$here/sql/schema.sql" >/dev/null
+printf '%-12s %-22s %10s %12s\n' workload function calls "self us/call"
+for w in $workloads; do
+    # 300,000 ready jobs before each workload: no run drains them.
+    q -c "TRUNCATE claimqueue.jobs" >/dev/null
+    for _ in 1 2 3 4 5 6; do
+        q -At -c "SELECT count(*) FROM enqueue_batch('bench', (SELECT array_agg(jsonb_build_object('n', g)) FROM generate_series(1, 50000) g))" >/dev/null
+    done
+    q -c "VACUUM ANALYZE claimqueue.jobs" -c "CHECKPOINT" -c "SELECT pg_stat_reset()" >/dev/null
+    extra=()
+    [ "$w" != cq_onecall ] || extra=(-D id=0 -D attempt=0)
+    pgbench -n -M prepared -c 1 -T "$secs" "${extra[@]}" -f "$here/sql/$w.sql" >/tmp/calls-$$.pgbench 2>&1
+    tps=$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' /tmp/calls-$$.pgbench)
+    sleep 1  # the statistics collector's last report
+    q -At -F ' ' -c "SELECT funcname, calls, round((self_time * 1000 / calls)::numeric, 1)
+                     FROM pg_stat_user_functions WHERE calls > 0 ORDER BY funcname" |
+        while read -r fn calls us; do printf '%-12s %-22s %10s %12s\n' "$w" "$fn" "$calls" "$us"; done
+    printf '%-12s %-22s %10s\n' "$w" "(loops/s)" "$tps"
+done
+rm -f /tmp/calls-$$.pgbench

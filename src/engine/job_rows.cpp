@@ -1,0 +1,504 @@
+// claimqueue.jobs one row at a time through the executor (see job_rows.hpp).
+#include "engine/job_rows.hpp"
+
+extern "C" {
+#include "access/detoast.h"
+#include "access/heapam.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/namespace.h"
+#include "commands/trigger.h"
+#include "executor/executor.h"
+#include "utils/fmgroids.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+}
+
+#include "pg/compat.hpp"
+
+namespace claimqueue {
+namespace {
+
+enum Column {
+    kId, kQueueId, kState, kPriority, kAttempt, kMaxAttempts, kRunAt, kCreatedAt, kStartedAt,
+    kFinishedAt, kLeaseExpiresAt, kWorker, kDedupKey, kLastError, kPayload, kPos, kColumns
+};
+const char *const kColumnNames[kColumns] = {
+    "id", "queue_id", "state", "priority", "attempt", "max_attempts", "run_at", "created_at",
+    "started_at", "finished_at", "lease_expires_at", "worker", "dedup_key", "last_error",
+    "payload", "pos"};
+
+// The executor state for updates of claimqueue.jobs, with the index
+// predicates and CHECK expressions compiled as the executor compiles them on
+// first use. Everything lives in `context`.
+struct Writer {
+    MemoryContext context;
+    Oid relid;
+    AttrNumber attnum[kColumns];
+    int nindexes;
+    Oid *index_oids;
+    int pkey_index;   // positions in index_oids / ri_IndexRelationDescs
+    int ready_index;
+    EState *estate;
+    ResultRelInfo *rri;
+    TupleTableSlot *scan_slot;  // a version as an index scan returned it
+    TupleTableSlot *lock_slot;  // the version locked
+    TupleTableSlot *new_slot;   // the version written
+    bool in_use;
+};
+
+// The backend's writer, kept between calls while the table has no triggers
+// (a trigger function's cached state would outlive the call's memory).
+Writer *kept = nullptr;
+bool kept_valid = false;
+Oid jobs_relid = InvalidOid;  // as last looked up; forgotten when it changes
+
+void Discard(Writer *w)
+{
+    if (w != nullptr)
+        MemoryContextDelete(w->context);
+}
+
+Oid JobsRelid()
+{
+    if (!OidIsValid(jobs_relid))
+        jobs_relid = get_relname_relid("jobs", get_namespace_oid("claimqueue", false));
+    if (!OidIsValid(jobs_relid))
+        ereport(ERROR, (errcode(ERRCODE_UNDEFINED_TABLE),
+                        errmsg("relation \"claimqueue.jobs\" does not exist")));
+    return jobs_relid;
+}
+
+// Builds a writer for `rel` (open), with its indexes open. In `parent`'s care.
+Writer *Build(Relation rel, MemoryContext parent)
+{
+    MemoryContext context =
+        AllocSetContextCreate(parent, "claimqueue jobs writer", ALLOCSET_DEFAULT_SIZES);
+    MemoryContext caller = MemoryContextSwitchTo(context);
+    Writer *w = (Writer *) palloc0(sizeof(Writer));
+    w->context = context;
+    w->relid = RelationGetRelid(rel);
+    for (int c = 0; c < kColumns; c++) {
+        w->attnum[c] = get_attnum(w->relid, kColumnNames[c]);
+        if (w->attnum[c] == InvalidAttrNumber)
+            elog(ERROR, "claimqueue: claimqueue.jobs has no column \"%s\"", kColumnNames[c]);
+    }
+    w->estate = CreateExecutorState();
+    MemoryContextSwitchTo(w->estate->es_query_cxt);
+    RangeTblEntry *rte = makeNode(RangeTblEntry);
+    rte->rtekind = RTE_RELATION;
+    rte->relid = w->relid;
+    rte->relkind = rel->rd_rel->relkind;
+    rte->rellockmode = RowExclusiveLock;
+    InitSingleRangeTable(w->estate, rte);
+    w->rri = makeNode(ResultRelInfo);
+    InitResultRelInfo(w->rri, rel, 1, nullptr, 0);
+    w->estate->es_opened_result_relations = list_make1(w->rri);
+    ExecOpenIndices(w->rri, false);
+    w->nindexes = w->rri->ri_NumIndices;
+    w->index_oids = (Oid *) palloc(sizeof(Oid) * (w->nindexes + 1));
+    w->pkey_index = w->ready_index = -1;
+    for (int i = 0; i < w->nindexes; i++) {
+        Relation index = w->rri->ri_IndexRelationDescs[i];
+        w->index_oids[i] = RelationGetRelid(index);
+        if (strcmp(RelationGetRelationName(index), "jobs_pkey") == 0)
+            w->pkey_index = i;
+        else if (strcmp(RelationGetRelationName(index), "jobs_ready_idx") == 0)
+            w->ready_index = i;
+    }
+    if (w->pkey_index < 0 || w->ready_index < 0)
+        elog(ERROR, "claimqueue: claimqueue.jobs lacks jobs_pkey or jobs_ready_idx");
+    // Slots over a copy of the descriptor: a slot pins a reference-counted
+    // descriptor (the relcache's) with the current resource owner, which a
+    // slot kept across transactions must not do.
+    TupleDesc desc = CreateTupleDescCopy(RelationGetDescr(rel));
+    w->scan_slot = ExecInitExtraTupleSlot(w->estate, desc, table_slot_callbacks(rel));
+    w->lock_slot = ExecInitExtraTupleSlot(w->estate, desc, table_slot_callbacks(rel));
+    w->new_slot = ExecInitExtraTupleSlot(w->estate, desc, &TTSOpsVirtual);
+    MemoryContextSwitchTo(caller);
+    return w;
+}
+
+// Opens the writer's indexes for this call (Build left them open).
+void OpenIndexes(Writer *w)
+{
+    for (int i = 0; i < w->nindexes; i++)
+        w->rri->ri_IndexRelationDescs[i] = index_open(w->index_oids[i], RowExclusiveLock);
+}
+
+void CloseIndexes(Writer *w)
+{
+    for (int i = 0; i < w->nindexes; i++) {
+        if (w->rri->ri_IndexRelationDescs[i] != nullptr)
+            index_close(w->rri->ri_IndexRelationDescs[i], NoLock);
+        w->rri->ri_IndexRelationDescs[i] = nullptr;
+    }
+}
+
+bool RelevantRelation(const Writer *w, Oid relid)
+{
+    if (relid == w->relid)
+        return true;
+    for (int i = 0; i < w->nindexes; i++)
+        if (w->index_oids[i] == relid)
+            return true;
+    return false;
+}
+
+}  // namespace
+
+struct JobRows {
+    Writer *writer;
+    bool kept;          // the backend's writer (else built for this call)
+    Relation rel;
+    Snapshot snapshot;
+    EPQState epq;
+    bool have_locked;   // lock_slot holds the job LockRunningJob locked
+};
+
+// Relation changes (the session module calls it): the kept writer goes when
+// the table or one of its indexes changes, or on a reset of every relation.
+void JobRowsAtRelationChange(Oid relid)
+{
+    if (!OidIsValid(relid) || relid == jobs_relid)
+        jobs_relid = InvalidOid;
+    if (kept != nullptr && (!OidIsValid(relid) || RelevantRelation(kept, relid)))
+        kept_valid = false;
+}
+
+// A (sub)transaction that aborted while the kept writer was in use left its
+// slots pointing at buffers and relations that the abort released.
+static void InterruptedUse()
+{
+    if (kept != nullptr && kept->in_use)
+        kept_valid = false;
+}
+
+void JobRowsAtTransactionEnd(XactEvent event)
+{
+    if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
+        InterruptedUse();
+}
+
+void JobRowsAtSubtransactionEnd(SubXactEvent event)
+{
+    if (event == SUBXACT_EVENT_ABORT_SUB)
+        InterruptedUse();
+}
+
+JobRows *OpenJobRows()
+{
+    Relation rel = table_open(JobsRelid(), RowExclusiveLock);  // takes in invalidations
+    JobRows *rows = (JobRows *) palloc0(sizeof(JobRows));
+    rows->rel = rel;
+    if (kept != nullptr && (!kept_valid || kept->relid != RelationGetRelid(rel))) {
+        Writer *old = kept;
+        kept = nullptr;
+        Discard(old);
+    }
+    bool may_keep = rel->trigdesc == nullptr;
+    if (may_keep && kept != nullptr && !kept->in_use) {
+        rows->writer = kept;
+        rows->kept = true;
+        OpenIndexes(kept);
+    } else if (may_keep && kept == nullptr) {
+        kept = Build(rel, CacheMemoryContext);
+        kept_valid = true;
+        rows->writer = kept;
+        rows->kept = true;
+    } else {
+        rows->writer = Build(rel, CurrentMemoryContext);
+    }
+    Writer *w = rows->writer;
+    w->in_use = true;
+    w->rri->ri_RelationDesc = rel;
+    w->estate->es_relations[0] = rel;
+    // A new statement's snapshot (READ COMMITTED: taken now), after the
+    // command counter moved past this transaction's earlier changes.
+    CommandCounterIncrement();
+    PushActiveSnapshot(GetTransactionSnapshot());
+    rows->snapshot = GetActiveSnapshot();
+    w->estate->es_snapshot = rows->snapshot;
+    w->estate->es_output_cid = GetCurrentCommandId(true);
+    AfterTriggerBeginQuery();
+    InitEmptyEvalPlanQual(&rows->epq, w->estate);
+    return rows;
+}
+
+void NewJobRowsSnapshot(JobRows *rows)
+{
+    PopActiveSnapshot();
+    CommandCounterIncrement();
+    PushActiveSnapshot(GetTransactionSnapshot());
+    rows->snapshot = GetActiveSnapshot();
+    rows->writer->estate->es_snapshot = rows->snapshot;
+    rows->writer->estate->es_output_cid = GetCurrentCommandId(true);
+}
+
+void CloseJobRows(JobRows *rows)
+{
+    Writer *w = rows->writer;
+    EvalPlanQualEnd(&rows->epq);
+    AfterTriggerEndQuery(w->estate);
+    ExecClearTuple(w->scan_slot);
+    ExecClearTuple(w->lock_slot);
+    ExecClearTuple(w->new_slot);
+    ResetPerTupleExprContext(w->estate);
+    CloseIndexes(w);
+    w->estate->es_relations[0] = nullptr;
+    w->estate->es_snapshot = InvalidSnapshot;
+    table_close(rows->rel, NoLock);
+    PopActiveSnapshot();
+    CommandCounterIncrement();
+    w->in_use = false;
+    if (!rows->kept)
+        Discard(w);
+    pfree(rows);
+}
+
+namespace {
+
+Datum Value(const Writer *w, TupleTableSlot *slot, Column c, bool *isnull)
+{
+    return slot_getattr(slot, w->attnum[c], isnull);
+}
+
+Datum Required(const Writer *w, TupleTableSlot *slot, Column c)
+{
+    bool isnull;
+    Datum d = Value(w, slot, c, &isnull);
+    if (isnull)
+        elog(ERROR, "claimqueue: claimqueue.jobs.%s is NULL", kColumnNames[c]);
+    return d;
+}
+
+bool StateIs(const Writer *w, TupleTableSlot *slot, const char *state)
+{
+    text *t = DatumGetTextPP(Required(w, slot, kState));
+    size_t len = strlen(state);
+    return VARSIZE_ANY_EXHDR(t) == len && memcmp(VARDATA_ANY(t), state, len) == 0;
+}
+
+int64 Position(const Writer *w, TupleTableSlot *slot)
+{
+    bool isnull;
+    Datum d = Value(w, slot, kPos, &isnull);
+    return isnull ? -1 : DatumGetInt64(d);
+}
+
+// A payload that the row stores out of line is read now: the caller's result
+// outlives the buffers and the row (as PL/pgSQL's RETURN QUERY detoasts).
+Datum OwnPayload(Datum payload)
+{
+    struct varlena *v = (struct varlena *) DatumGetPointer(payload);
+    if (VARATT_IS_EXTERNAL(v))
+        return PointerGetDatum(detoast_external_attr(v));
+    return payload;
+}
+
+void ReadJob(const Writer *w, TupleTableSlot *slot, JobRow *job)
+{
+    bool isnull;
+    job->id = DatumGetInt64(Required(w, slot, kId));
+    job->queue_id = DatumGetInt32(Required(w, slot, kQueueId));
+    job->state = TextDatumGetCString(Required(w, slot, kState));
+    job->priority = DatumGetInt16(Required(w, slot, kPriority));
+    job->attempt = DatumGetInt32(Required(w, slot, kAttempt));
+    job->max_attempts = DatumGetInt32(Required(w, slot, kMaxAttempts));
+    job->run_at = DatumGetTimestampTz(Required(w, slot, kRunAt));
+    job->created_at = DatumGetTimestampTz(Required(w, slot, kCreatedAt));
+    job->payload = Required(w, slot, kPayload);
+    (void) Value(w, slot, kDedupKey, &isnull);
+    job->has_dedup_key = !isnull;
+    job->pos = Position(w, slot);
+}
+
+// new_slot := lock_slot's values, to be changed column by column.
+void StartNewVersion(Writer *w)
+{
+    TupleTableSlot *from = w->lock_slot;
+    TupleTableSlot *to = w->new_slot;
+    slot_getallattrs(from);
+    ExecClearTuple(to);
+    int natts = to->tts_tupleDescriptor->natts;
+    memcpy(to->tts_values, from->tts_values, sizeof(Datum) * natts);
+    memcpy(to->tts_isnull, from->tts_isnull, sizeof(bool) * natts);
+}
+
+void Set(Writer *w, Column c, Datum value, bool isnull = false)
+{
+    int i = w->attnum[c] - 1;
+    w->new_slot->tts_values[i] = value;
+    w->new_slot->tts_isnull[i] = isnull;
+}
+
+void SetTime(Writer *w, Column c, TimestampTz t)
+{
+    Set(w, c, TimestampTzGetDatum(t), t == DT_NOBEGIN);
+}
+
+// Writes new_slot as the new version of the row lock_slot holds: constraints,
+// indexes, row triggers and WAL as an UPDATE's.
+void WriteNewVersion(JobRows *rows)
+{
+    Writer *w = rows->writer;
+    ExecStoreVirtualTuple(w->new_slot);
+    ExecSimpleRelationUpdate(w->rri, w->estate, &rows->epq, w->lock_slot, w->new_slot);
+    ResetPerTupleExprContext(w->estate);
+}
+
+void PutClaimed(Writer *w, Tuplestorestate *out, TupleDesc out_desc, int64 lease_expires_at)
+{
+    TupleTableSlot *s = w->new_slot;
+    Datum values[7] = {
+        s->tts_values[w->attnum[kId] - 1],
+        OwnPayload(s->tts_values[w->attnum[kPayload] - 1]),
+        s->tts_values[w->attnum[kAttempt] - 1],
+        s->tts_values[w->attnum[kMaxAttempts] - 1],
+        Int32GetDatum(DatumGetInt16(s->tts_values[w->attnum[kPriority] - 1])),
+        TimestampTzGetDatum(lease_expires_at),
+        s->tts_values[w->attnum[kCreatedAt] - 1]};
+    bool nulls[7] = {false, false, false, false, false, false, false};
+    tuplestore_putvalues(out, out_desc, values, nulls);
+}
+
+}  // namespace
+
+int ClaimFromIndex(JobRows *rows, int32 queue_id, int priority, int64 from, int limit,
+                   const ClaimWrite &write, int64 *first_seen, Tuplestorestate *out,
+                   TupleDesc out_desc)
+{
+    Writer *w = rows->writer;
+    Relation index = w->rri->ri_IndexRelationDescs[w->ready_index];
+    ScanKeyData keys[3];
+    int nkeys = 1;
+    ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(queue_id));
+    bool lane = priority != kNoLane;
+    if (lane) {
+        ScanKeyInit(&keys[1], 2, BTEqualStrategyNumber, F_INT2EQ, Int16GetDatum(priority));
+        ScanKeyInit(&keys[2], 3, BTGreaterEqualStrategyNumber, F_INT8GE, Int64GetDatum(from));
+        nkeys = 3;
+    }
+    *first_seen = -1;
+    int claimed = 0;
+    Datum worker = PointerGetDatum(write.worker);
+    TimestampTz lease_expires_at = write.now + write.lease_usec;
+    IndexScanDesc scan = BeginIndexScan(rows->rel, index, rows->snapshot, nkeys);
+    index_rescan(scan, keys, nkeys, nullptr, 0);
+    while (claimed < limit && index_getnext_slot(scan, ForwardScanDirection, w->scan_slot)) {
+        // The version this snapshot shows (the index's predicate held when
+        // the entry was made; a later version of the row has entries of its own).
+        int64 pos = Position(w, w->scan_slot);
+        if (pos < 0 || !StateIs(w, w->scan_slot, "ready"))
+            continue;
+        if (*first_seen < 0)
+            *first_seen = pos;
+        // FOR UPDATE SKIP LOCKED: a row another transaction holds is skipped;
+        // one that changed since the snapshot is locked in its latest version
+        // and checked again, as the executor's EvalPlanQual would.
+        TM_FailureData failure;
+        TM_Result result = table_tuple_lock(
+            rows->rel, &w->scan_slot->tts_tid, rows->snapshot, w->lock_slot,
+            GetCurrentCommandId(false), LockTupleExclusive, LockWaitSkip,
+            TUPLE_LOCK_FLAG_FIND_LAST_VERSION, &failure);
+        if (result == TM_Invisible)
+            elog(ERROR, "claimqueue: attempted to lock an invisible job row");
+        if (result != TM_Ok)
+            continue;  // held by another session, deleted, or changed by this command
+        bool isnull;
+        int64 locked_pos = Position(w, w->lock_slot);
+        if (locked_pos < 0 || !StateIs(w, w->lock_slot, "ready") ||
+            DatumGetInt32(Value(w, w->lock_slot, kQueueId, &isnull)) != queue_id ||
+            (lane && (DatumGetInt16(Value(w, w->lock_slot, kPriority, &isnull)) != priority ||
+                      locked_pos < from)))
+            continue;
+        StartNewVersion(w);
+        Set(w, kState, CStringGetTextDatum("running"));
+        Set(w, kAttempt,
+            Int32GetDatum(DatumGetInt32(w->new_slot->tts_values[w->attnum[kAttempt] - 1]) + 1));
+        Set(w, kWorker, worker);
+        SetTime(w, kStartedAt, write.now);
+        SetTime(w, kLeaseExpiresAt, lease_expires_at);
+        WriteNewVersion(rows);
+        PutClaimed(w, out, out_desc, lease_expires_at);
+        claimed++;
+    }
+    index_endscan(scan);
+    return claimed;
+}
+
+bool LockRunningJob(JobRows *rows, int64 id, int32 attempt, JobRow *job)
+{
+    Writer *w = rows->writer;
+    rows->have_locked = false;
+    Relation index = w->rri->ri_IndexRelationDescs[w->pkey_index];
+    ScanKeyData key;
+    ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(id));
+    IndexScanDesc scan = BeginIndexScan(rows->rel, index, rows->snapshot, 1);
+    index_rescan(scan, &key, 1, nullptr, 0);
+    bool found = index_getnext_slot(scan, ForwardScanDirection, w->scan_slot);
+    index_endscan(scan);
+    bool isnull;
+    if (!found || DatumGetInt32(Value(w, w->scan_slot, kAttempt, &isnull)) != attempt ||
+        !StateIs(w, w->scan_slot, "running"))
+        return false;
+    // As UPDATE: wait for a session that holds the row. Under READ COMMITTED
+    // lock the latest version and check it again (EvalPlanQual); with a
+    // transaction snapshot a version changed since is a serialization failure.
+    bool xact_snapshot = IsolationUsesXactSnapshot();
+    TM_FailureData failure;
+    TM_Result result = table_tuple_lock(
+        rows->rel, &w->scan_slot->tts_tid, rows->snapshot, w->lock_slot,
+        GetCurrentCommandId(false), LockTupleExclusive, LockWaitBlock,
+        xact_snapshot ? 0 : TUPLE_LOCK_FLAG_FIND_LAST_VERSION, &failure);
+    switch (result) {
+    case TM_Ok:
+        break;
+    case TM_Updated:
+        if (xact_snapshot)
+            ereport(ERROR, (errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+                            errmsg("could not serialize access due to concurrent update")));
+        return false;
+    case TM_Deleted:
+        if (xact_snapshot)
+            ereport(ERROR, (errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+                            errmsg("could not serialize access due to concurrent delete")));
+        return false;
+    case TM_SelfModified:
+        return false;  // changed by this very command (a trigger): not ours to finish
+    default:
+        elog(ERROR, "claimqueue: unexpected result %d locking job %lld", (int) result,
+             (long long) id);
+    }
+    if (DatumGetInt32(Value(w, w->lock_slot, kAttempt, &isnull)) != attempt ||
+        !StateIs(w, w->lock_slot, "running"))
+        return false;
+    ReadJob(w, w->lock_slot, job);
+    rows->have_locked = true;
+    return true;
+}
+
+void UpdateLockedJob(JobRows *rows, const JobUpdate &update)
+{
+    Writer *w = rows->writer;
+    if (!rows->have_locked)
+        elog(ERROR, "claimqueue: no job locked to update");
+    StartNewVersion(w);
+    if (update.state != nullptr)
+        Set(w, kState, CStringGetTextDatum(update.state));
+    if (update.set_finished_at)
+        SetTime(w, kFinishedAt, update.finished_at);
+    if (update.set_lease)
+        SetTime(w, kLeaseExpiresAt, update.lease_expires_at);
+    if (update.set_run_at)
+        SetTime(w, kRunAt, update.run_at);
+    if (update.set_last_error)
+        Set(w, kLastError, PointerGetDatum(update.last_error), update.last_error == nullptr);
+    if (update.set_pos)
+        Set(w, kPos, Int64GetDatum(update.pos), update.pos < 0);
+    WriteNewVersion(rows);
+    rows->have_locked = false;
+}
+
+}  // namespace claimqueue

@@ -1,0 +1,102 @@
+// The claim engine's hot path: claimqueue.jobs read, locked and updated one
+// row at a time through PostgreSQL's executor, with no SPI and no planner, the
+// way logical replication's apply worker changes rows (index scan, tuple lock,
+// ExecSimpleRelationUpdate). An update goes through the executor's own checks:
+// CHECK constraints, every index whose predicate holds, row triggers, WAL.
+//
+// A JobRows is opened at the start of a call and closed at its end. Its
+// executor state is built once per backend and kept (the index predicates and
+// CHECK expressions compiled once), and thrown away when the table or one of
+// its indexes changes (a relcache invalidation), after an error that
+// interrupted its use, or when it is in use already (a trigger on the table
+// calling the API: that call builds its own for the duration).
+#pragma once
+
+#include "pg/pg.hpp"
+
+namespace claimqueue {
+
+struct JobRows;
+
+// Opens claimqueue.jobs (ROW EXCLUSIVE) and its indexes, and takes a fresh
+// snapshot, as a new statement would (READ COMMITTED: a new one; REPEATABLE
+// READ and SERIALIZABLE: the transaction's).
+JobRows *OpenJobRows();
+// A new statement's snapshot for the rest of the call (READ COMMITTED: taken
+// now, after the changes made so far): after work that must precede it.
+void NewJobRowsSnapshot(JobRows *rows);
+// Closes them, fires the AFTER triggers the changes queued, and makes the
+// changes visible to the transaction's later commands.
+void CloseJobRows(JobRows *rows);
+
+// A job's columns, as read from its row.
+struct JobRow {
+    int64 id;
+    int32 queue_id;
+    const char *state;  // palloc'd
+    int priority;
+    int32 attempt;
+    int32 max_attempts;
+    TimestampTz run_at;
+    TimestampTz created_at;
+    Datum payload;      // jsonb, detoasted if it was stored out of line
+    bool has_dedup_key;
+    int64 pos;          // -1 when NULL
+};
+
+// --- Claiming -----------------------------------------------------------------
+
+// What a claim writes into each job it takes.
+struct ClaimWrite {
+    text *worker;
+    TimestampTz now;
+    int64 lease_usec;
+};
+
+// Claims up to `limit` jobs of the queue, in ready-index order (priority
+// descending, then position) from position `from` of lane `priority`, or from
+// the start of the queue's ready jobs when `priority` is kNoLane: each visible
+// ready job is locked with SKIP LOCKED semantics (TM_WouldBlock: another
+// session holds it), checked again on the version locked, and marked running.
+// Appends one dequeue() row per job to `out`. *first_seen is the position of
+// the first job the snapshot showed claimable, locked or not (-1 if none): the
+// claim cursors' probe.
+constexpr int kNoLane = INT32_MIN;
+int ClaimFromIndex(JobRows *rows, int32 queue_id, int priority, int64 from, int limit,
+                   const ClaimWrite &write, int64 *first_seen, Tuplestorestate *out,
+                   TupleDesc out_desc);
+
+// --- Finishing a running job ---------------------------------------------------
+
+// Locks job `id` (waiting for others, as UPDATE does) if it is running under
+// `attempt`, reading it into *job; false when it is not (the caller reports
+// why). Under READ COMMITTED the version locked is the latest committed one
+// and is checked again; under REPEATABLE READ or SERIALIZABLE a change since
+// the snapshot raises 40001, as UPDATE does.
+bool LockRunningJob(JobRows *rows, int64 id, int32 attempt, JobRow *job);
+
+// The new version of the job locked last by LockRunningJob: `state` with the
+// columns given. A NULL-able timestamp is written as NULL when `*_null`.
+struct JobUpdate {
+    const char *state;               // nullptr: unchanged
+    bool set_finished_at;
+    TimestampTz finished_at;         // DT_NOBEGIN with set_finished_at: NULL
+    bool set_lease;
+    TimestampTz lease_expires_at;    // DT_NOBEGIN with set_lease: NULL
+    bool set_run_at;
+    TimestampTz run_at;
+    bool set_last_error;
+    text *last_error;                // nullptr: NULL
+    bool set_pos;
+    int64 pos;                       // -1: NULL
+};
+void UpdateLockedJob(JobRows *rows, const JobUpdate &update);
+
+// The session module calls these: a change of the table or of one of its
+// indexes drops the kept executor state; so does a (sub)transaction abort
+// that interrupted its use.
+void JobRowsAtRelationChange(Oid relid);
+void JobRowsAtTransactionEnd(XactEvent event);
+void JobRowsAtSubtransactionEnd(SubXactEvent event);
+
+}  // namespace claimqueue
