@@ -77,7 +77,7 @@ fi
 # Everything that needs a server runs in one throwaway cluster with the library
 # preloaded; each suite writes its log, counted below.
 echo "== PostgreSQL suites (pg_virtualenv, shared_preload_libraries=claimqueue)"
-pg_virtualenv -t -o shared_preload_libraries=claimqueue -o max_connections=100 bash -c '
+pg_virtualenv -t -o shared_preload_libraries=claimqueue -o max_connections=100 -o wal_level=logical bash -c '
     cd "$1"; logs="$2"
     echo "-- pg_regress";  make -s installcheck ISOLATION=   >"$logs/regress.log" 2>&1; tail -3 "$logs/regress.log"
     echo "-- isolation";   make -s installcheck REGRESS=     >"$logs/isolation.log" 2>&1; tail -3 "$logs/isolation.log"

@@ -214,13 +214,6 @@ JobRows *OpenJobRows()
     w->in_use = true;
     w->rri->ri_RelationDesc = rel;
     w->estate->es_relations[0] = rel;
-    // A new statement's snapshot (READ COMMITTED: taken now), after the
-    // command counter moved past this transaction's earlier changes.
-    CommandCounterIncrement();
-    PushActiveSnapshot(GetTransactionSnapshot());
-    rows->snapshot = GetActiveSnapshot();
-    w->estate->es_snapshot = rows->snapshot;
-    w->estate->es_output_cid = GetCurrentCommandId(true);
     AfterTriggerBeginQuery();
     InitEmptyEvalPlanQual(&rows->epq, w->estate);
     return rows;
@@ -228,7 +221,10 @@ JobRows *OpenJobRows()
 
 void NewJobRowsSnapshot(JobRows *rows)
 {
-    PopActiveSnapshot();
+    // A new statement's snapshot (READ COMMITTED: taken now), after the
+    // command counter moved past this transaction's earlier changes.
+    if (rows->snapshot != nullptr)
+        PopActiveSnapshot();
     CommandCounterIncrement();
     PushActiveSnapshot(GetTransactionSnapshot());
     rows->snapshot = GetActiveSnapshot();
@@ -249,11 +245,17 @@ void CloseJobRows(JobRows *rows)
     w->estate->es_relations[0] = nullptr;
     w->estate->es_snapshot = InvalidSnapshot;
     table_close(rows->rel, NoLock);
-    PopActiveSnapshot();
+    if (rows->snapshot != nullptr)
+        PopActiveSnapshot();
     CommandCounterIncrement();
     w->in_use = false;
-    if (!rows->kept)
+    if (!rows->kept) {
+        // Trigger slots pin the relation's descriptor: release them, as the
+        // executor's end of a statement does.
+        ExecResetTupleTable(w->estate->es_tupleTable, false);
+        FreeExecutorState(w->estate);
         Discard(w);
+    }
     pfree(rows);
 }
 
@@ -432,6 +434,8 @@ bool LockRunningJob(JobRows *rows, int64 id, int32 attempt, JobRow *job)
 {
     Writer *w = rows->writer;
     rows->have_locked = false;
+    if (rows->snapshot == nullptr)
+        NewJobRowsSnapshot(rows);
     Relation index = w->rri->ri_IndexRelationDescs[w->pkey_index];
     ScanKeyData key;
     ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(id));

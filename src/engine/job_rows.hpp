@@ -18,12 +18,12 @@ namespace claimqueue {
 
 struct JobRows;
 
-// Opens claimqueue.jobs (ROW EXCLUSIVE) and its indexes, and takes a fresh
-// snapshot, as a new statement would (READ COMMITTED: a new one; REPEATABLE
-// READ and SERIALIZABLE: the transaction's).
+// Opens claimqueue.jobs (ROW EXCLUSIVE) and its indexes.
 JobRows *OpenJobRows();
-// A new statement's snapshot for the rest of the call (READ COMMITTED: taken
-// now, after the changes made so far): after work that must precede it.
+// Takes a new statement's snapshot for what follows, as SPI would for each
+// statement (READ COMMITTED: taken now, after the changes made so far;
+// REPEATABLE READ and SERIALIZABLE: the transaction's). A claim takes it after
+// the cursors' bound; LockRunningJob takes one if none was taken yet.
 void NewJobRowsSnapshot(JobRows *rows);
 // Closes them, fires the AFTER triggers the changes queued, and makes the
 // changes visible to the transaction's later commands.
