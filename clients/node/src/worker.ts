@@ -400,9 +400,13 @@ export class Worker<Payload = unknown> extends EventEmitter<WorkerEvents<Payload
     attempt.state = 'lost';
     clearInterval(attempt.heartbeatTimer);
     attempt.abort.abort(err);
-    this.logger?.warn(`claimqueue worker ${this.name}: job ${attempt.job.id} attempt ${attempt.job.attempt} ` +
+    this.reportLost(attempt.job, err);
+  }
+
+  private reportLost(job: Job<Payload>, err: StaleClaimError): void {
+    this.logger?.warn(`claimqueue worker ${this.name}: job ${job.id} attempt ${job.attempt} ` +
       `was lost (stale claim: lease expired or job cancelled); another attempt owns it`);
-    this.emit('lost', attempt.job, err);
+    this.emit('lost', job, err);
   }
 
   // --- stopping ---------------------------------------------------------------
@@ -451,10 +455,13 @@ export class Worker<Payload = unknown> extends EventEmitter<WorkerEvents<Payload
     attempt.state = 'handedBack';
     clearInterval(attempt.heartbeatTimer);
     attempt.abort.abort(new Error('worker stopping'));
-    await this.handBackJob(attempt.job);
+    const stale = await this.handBackJob(attempt.job);
+    // The attempt had lost the job before it could be handed back.
+    if (stale) this.reportLost(attempt.job, stale);
   }
 
-  private async handBackJob(job: JobRecord<Payload>): Promise<void> {
+  // fail(..., retry_in => 0); a stale claim (QC003) is returned, not reported.
+  private async handBackJob(job: JobRecord<Payload>): Promise<StaleClaimError | undefined> {
     try {
       await this.pool.query("SELECT fail($1, $2, 'worker stopping', retry_in => interval '0')",
         [job.id, job.attempt]);
@@ -462,9 +469,10 @@ export class Worker<Payload = unknown> extends EventEmitter<WorkerEvents<Payload
       this.emit('handedBack', job);
     } catch (err) {
       const mapped = toClaimQueueError(err);
-      // QC003: it finished or was taken meanwhile; nothing left to hand back.
-      if (!(mapped instanceof StaleClaimError)) this.report(mapped, `handing job ${job.id} back`);
+      if (mapped instanceof StaleClaimError) return mapped;
+      this.report(mapped, `handing job ${job.id} back`);
     }
+    return undefined;
   }
 
   // Every job still running under this worker's name (unique per worker) now
@@ -477,6 +485,7 @@ export class Worker<Payload = unknown> extends EventEmitter<WorkerEvents<Payload
            FROM queue_jobs
           WHERE queue = $1 AND worker = $2 AND state = 'running' AND lease_expires_at IS NOT NULL`,
         [this.queue, this.name]);
+      // QC003 here: the job finished meanwhile; nothing to hand back.
       for (const row of rows) {
         await this.handBackJob({
           id: jobId(row.id),

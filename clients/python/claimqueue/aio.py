@@ -309,10 +309,12 @@ class AsyncWorker:
         if not self._transition(attempt, shared.RUNNING, shared.LOST):
             return
         attempt.job.aborted.set()
+        self._report_lost(attempt.job, err)
+
+    def _report_lost(self, job: JobRecord, err: StaleClaimError) -> None:
         log.warning("claimqueue worker %s: job %s attempt %s was lost (stale claim: lease expired or "
-                    "job cancelled); another attempt owns it", self.name, attempt.job.id,
-                    attempt.job.attempt)
-        self._emit(WorkerEvent("lost", job=attempt.job, error=err))
+                    "job cancelled); another attempt owns it", self.name, job.id, job.attempt)
+        self._emit(WorkerEvent("lost", job=job, error=err))
 
     async def _heartbeat_loop(self) -> None:
         conn: Optional[psycopg.AsyncConnection] = None
@@ -372,11 +374,14 @@ class AsyncWorker:
             for attempt in left:
                 if self._transition(attempt, shared.RUNNING, shared.HANDED_BACK):
                     attempt.job.aborted.set()
-                    await self._hand_back(conn, attempt.job)
+                    stale = await self._hand_back(conn, attempt.job)
+                    if stale is not None:      # the attempt had lost the job before the hand-back
+                        self._report_lost(attempt.job, stale)
             # Jobs still running under this worker's name: claims no handler will finish.
             try:
                 rows = await (await conn.execute(shared.CLAIMS_LEFT, (self.queue, self.name))).fetchall()
                 for row in rows:
+                    # QC003 here: the job finished meanwhile; nothing to hand back.
                     await self._hand_back(conn, shared.record_from_row(self.queue, row))
             except psycopg.Error as err:
                 self._report(err, "looking for claims left behind")
@@ -387,15 +392,20 @@ class AsyncWorker:
         if stuck:
             await asyncio.wait(stuck, timeout=5)
 
-    async def _hand_back(self, conn: psycopg.AsyncConnection, job: JobRecord) -> None:
+    async def _hand_back(self, conn: psycopg.AsyncConnection,
+                         job: JobRecord) -> Optional[StaleClaimError]:
+        """fail(..., retry_in => 0); a stale claim (QC003) is returned, not reported."""
         try:
             await conn.execute(shared.HAND_BACK, (job.id, job.attempt))
         except psycopg.Error as err:
-            if not isinstance(to_claimqueue_error(err), StaleClaimError):
-                self._report(err, f"handing job {job.id} back")
-            return
+            mapped = to_claimqueue_error(err)
+            if isinstance(mapped, StaleClaimError):
+                return mapped
+            self._report(err, f"handing job {job.id} back")
+            return None
         log.info("claimqueue worker %s: handed job %s back (worker stopping)", self.name, job.id)
         self._emit(WorkerEvent("handed_back", job=job))
+        return None
 
     async def _close_connections(self) -> None:
         await self._close_waiter()

@@ -303,10 +303,12 @@ class Worker:
         if not self._transition(attempt, shared.RUNNING, shared.LOST):
             return
         attempt.job.aborted.set()
+        self._report_lost(attempt.job, err)
+
+    def _report_lost(self, job: JobRecord, err: StaleClaimError) -> None:
         log.warning("claimqueue worker %s: job %s attempt %s was lost (stale claim: lease expired or "
-                    "job cancelled); another attempt owns it", self.name, attempt.job.id,
-                    attempt.job.attempt)
-        self._emit(WorkerEvent("lost", job=attempt.job, error=err))
+                    "job cancelled); another attempt owns it", self.name, job.id, job.attempt)
+        self._emit(WorkerEvent("lost", job=job, error=err))
 
     def _heartbeat_loop(self) -> None:
         conn: Optional[psycopg.Connection] = None
@@ -382,26 +384,32 @@ class Worker:
             for attempt in left:
                 if self._transition(attempt, shared.RUNNING, shared.HANDED_BACK):
                     attempt.job.aborted.set()
-                    self._hand_back(conn, attempt.job)
+                    stale = self._hand_back(conn, attempt.job)
+                    if stale is not None:      # the attempt had lost the job before the hand-back
+                        self._report_lost(attempt.job, stale)
             # Every job still running under this worker's name now is one no handler
             # will finish: a claim that committed while its CALL was being cancelled,
             # or a hand-back that failed above.
             try:
                 for row in conn.execute(shared.CLAIMS_LEFT, (self.queue, self.name)).fetchall():
+                    # QC003 here: the job finished meanwhile; nothing to hand back.
                     self._hand_back(conn, shared.record_from_row(self.queue, row))
             except psycopg.Error as err:
                 self._report(err, "looking for claims left behind")
 
-    def _hand_back(self, conn: psycopg.Connection, job: JobRecord) -> None:
+    def _hand_back(self, conn: psycopg.Connection, job: JobRecord) -> Optional[StaleClaimError]:
+        """fail(..., retry_in => 0); a stale claim (QC003) is returned, not reported."""
         try:
             conn.execute(shared.HAND_BACK, (job.id, job.attempt))
         except psycopg.Error as err:
-            # QC003: it finished or was taken meanwhile; nothing left to hand back.
-            if not isinstance(to_claimqueue_error(err), StaleClaimError):
-                self._report(err, f"handing job {job.id} back")
-            return
+            mapped = to_claimqueue_error(err)
+            if isinstance(mapped, StaleClaimError):
+                return mapped
+            self._report(err, f"handing job {job.id} back")
+            return None
         log.info("claimqueue worker %s: handed job %s back (worker stopping)", self.name, job.id)
         self._emit(WorkerEvent("handed_back", job=job))
+        return None
 
     def _finish(self, threads: list) -> None:
         self._heartbeats_end.set()
