@@ -17,4 +17,4 @@ __all__ = [
     "JobStateConflictError", "IsolationNotSupportedError", "LockNamespaceNotFoundError",
     "LockKeyModeMismatchError", "LockKeyNotFoundError", "to_claimqueue_error", "is_stale_claim",
 ]
-__version__ = "0.3.0"
+__version__ = "0.1.0"
