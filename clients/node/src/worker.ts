@@ -331,8 +331,9 @@ export class Worker<Payload = unknown> extends EventEmitter<WorkerEvents<Payload
         const { rows } = await this.pool.query('SELECT fail($1, $2, $3) AS outcome',
           [job.id, job.attempt, errorText(handlerError)]);
         attempt.state = 'failed';
+        const next = rows[0].outcome === 'ready' ? 'will be retried' : 'no attempts left';
         this.logger?.warn(`claimqueue worker ${this.name}: job ${job.id} attempt ${job.attempt} failed ` +
-          `(${rows[0].outcome === 'ready' ? 'will be retried' : 'no attempts left'}): ${errorText(handlerError)}`);
+          `(${next}): ${errorText(handlerError)}`);
         this.emit('failed', job, handlerError, rows[0].outcome);
       } else if (attempt.state === 'completed') {
         this.report(handlerError, `job ${job.id}: the handler threw after its transaction completed the job`);

@@ -370,21 +370,29 @@ class AsyncWorker:
         if tasks:
             await asyncio.wait(tasks, timeout=self._grace)
         left = [a for a in self._attempts if a.state == shared.RUNNING]
-        async with await psycopg.AsyncConnection.connect(self.conninfo, autocommit=True) as conn:
-            for attempt in left:
-                if self._transition(attempt, shared.RUNNING, shared.HANDED_BACK):
-                    attempt.job.aborted.set()
-                    stale = await self._hand_back(conn, attempt.job)
-                    if stale is not None:      # the attempt had lost the job before the hand-back
-                        self._report_lost(attempt.job, stale)
-            # Jobs still running under this worker's name: claims no handler will finish.
-            try:
-                rows = await (await conn.execute(shared.CLAIMS_LEFT, (self.queue, self.name))).fetchall()
-                for row in rows:
-                    # QC003 here: the job finished meanwhile; nothing to hand back.
-                    await self._hand_back(conn, shared.record_from_row(self.queue, row))
-            except psycopg.Error as err:
-                self._report(err, "looking for claims left behind")
+        try:
+            conn = await psycopg.AsyncConnection.connect(self.conninfo, autocommit=True)
+        except psycopg.Error as err:
+            # No way to hand them back: their leases run out and the reaper returns them.
+            self._report(err, "connecting to hand jobs back")
+            conn = None
+        for attempt in left:
+            if self._transition(attempt, shared.RUNNING, shared.HANDED_BACK):
+                attempt.job.aborted.set()
+                stale = await self._hand_back(conn, attempt.job) if conn is not None else None
+                if stale is not None:          # the attempt had lost the job before the hand-back
+                    self._report_lost(attempt.job, stale)
+        if conn is not None:
+            async with conn:
+                # Jobs still running under this worker's name: claims no handler will finish.
+                try:
+                    cursor = await conn.execute(shared.CLAIMS_LEFT, (self.queue, self.name))
+                    rows = await cursor.fetchall()
+                    for row in rows:
+                        # QC003 here: the job finished meanwhile; nothing to hand back.
+                        await self._hand_back(conn, shared.record_from_row(self.queue, row))
+                except psycopg.Error as err:
+                    self._report(err, "looking for claims left behind")
         # The handed-back handlers are cancelled: their jobs belong to others now.
         stuck = [a.task for a in left if a.task is not None and not a.task.done()]
         for task in stuck:

@@ -380,7 +380,16 @@ class Worker:
             while self._attempts and time.monotonic() < deadline:
                 self._changed.wait(deadline - time.monotonic())
             left = [a for a in self._attempts if a.state == shared.RUNNING]
-        with psycopg.connect(self.conninfo, autocommit=True) as conn:
+        try:
+            conn = psycopg.connect(self.conninfo, autocommit=True)
+        except psycopg.Error as err:
+            # No way to hand them back: their leases run out and the reaper returns them.
+            self._report(err, "connecting to hand jobs back")
+            for attempt in left:
+                if self._transition(attempt, shared.RUNNING, shared.HANDED_BACK):
+                    attempt.job.aborted.set()
+            return
+        with conn:
             for attempt in left:
                 if self._transition(attempt, shared.RUNNING, shared.HANDED_BACK):
                     attempt.job.aborted.set()
