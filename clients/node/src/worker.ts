@@ -207,13 +207,17 @@ export class Worker<Payload = unknown> extends EventEmitter<WorkerEvents<Payload
       client.on?.('error', this.onWaiterError);
       this.waiter = client;
       try {
-        const { rows } = await client.query('SELECT pg_backend_pid() AS pid');
+        // The session is the worker's alone: a role's statement_timeout must not
+        // cut a wait short (`wait` bounds it).
+        const { rows } = await client.query(
+          "SELECT pg_backend_pid() AS pid, set_config('statement_timeout', '0', false)");
         this.waiterPid = rows[0].pid;
       } catch (err) {
         this.closeWaiter(err);
         throw err;
       }
     }
+    if (this.stopRequested) return [];
     // Nothing may be in flight on this connection but the CALL: stop() cancels
     // whatever runs on its backend.
     this.waitInFlight = true;

@@ -4,6 +4,7 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
 import { Worker, enqueue, enqueueBatch, StaleClaimError } from '../dist/index.js';
 import { freshDatabase, dropDatabase, until, recordEvents, jobRow } from './helpers.mjs';
 
@@ -233,6 +234,43 @@ test('stop() interrupts a sleeping dequeue_wait and leaves no waiter', async () 
   const { rows } = await pool.query(
     "SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE 'CALL dequeue_wait%' AND state = 'active'");
   assert.equal(rows[0].n, 0);
+});
+
+test("a role's statement_timeout does not cut the wait short", async () => {
+  const queue = await newQueue();
+  const shortTimeouts = new pg.Pool({ database: db, max: 4, statement_timeout: 200 });
+  shortTimeouts.on('error', () => {});
+  const worker = new Worker({ pool: shortTimeouts, queue, handler: async () => {}, stopSignals: [], logger: null,
+    wait: 10_000 });
+  const seen = recordEvents(worker);
+  worker.start();
+  // With the timeout in force the CALL would end at 200 ms and every wait would be young.
+  await until(async () => (await pool.query(
+    "SELECT count(*)::int AS n FROM claimqueue.waiters() WHERE queue = $1 AND now() - since > interval '600 ms'",
+    [queue])).rows[0].n === 1, 'a wait older than the statement timeout');
+  await enqueue(pool, queue, {});
+  await until(() => seen.done.length === 1, 'the job done');
+  await worker.stop();
+  await shortTimeouts.end();
+  assert.equal(seen.error.length, 0);
+});
+
+test('a terminated waiting connection is reported and replaced', async () => {
+  const queue = await newQueue();
+  const worker = newWorker(queue, async () => {}, { retryDelay: 50 });
+  const seen = recordEvents(worker);
+  worker.start();
+  const waiterPid = async () => (await pool.query(
+    'SELECT pid FROM claimqueue.waiters() WHERE queue = $1', [queue])).rows[0]?.pid;
+  const first = await until(waiterPid, 'the worker waits');
+  await pool.query('SELECT pg_terminate_backend($1)', [first]);
+  await until(async () => { const pid = await waiterPid(); return pid !== undefined && pid !== first; },
+    'a new waiting connection');
+  await enqueue(pool, queue, {});
+  await until(() => seen.done.length === 1, 'the job done through the new connection');
+  await worker.stop();
+  assert.ok(seen.error.length >= 1, 'the lost connection was reported');
+  assert.ok(seen.error.every(([err]) => err.code !== 'QC003'));
 });
 
 test('stop() lets running handlers finish within the grace period', async () => {

@@ -208,6 +208,11 @@ class AsyncWorker:
     async def _claim(self, batch: int) -> list:
         if self._waiter is None or self._waiter.closed:
             self._waiter = await psycopg.AsyncConnection.connect(self.conninfo, autocommit=True)
+            # The session is the worker's alone: a role's statement_timeout must not
+            # cut a wait short (`wait` bounds it).
+            await self._waiter.execute("SET statement_timeout = 0")
+        if self._stop_requested:
+            return []
         self._wait_in_flight = True
         try:
             cursor = await self._waiter.execute(shared.CLAIM, (

@@ -204,6 +204,11 @@ class Worker:
     def _claim(self, batch: int) -> list:
         if self._waiter is None or self._waiter.closed:
             self._waiter = psycopg.connect(self.conninfo, autocommit=True)
+            # The session is the worker's alone: a role's statement_timeout must not
+            # cut a wait short (`wait` bounds it).
+            self._waiter.execute("SET statement_timeout = 0")
+        if self._stop_requested:
+            return []
         self._wait_in_flight = True
         try:
             row = self._waiter.execute(shared.CLAIM, (

@@ -225,6 +225,40 @@ def test_stop_interrupts_a_sleeping_dequeue_wait(conninfo, db, new_queue):
     assert events["error"] == []
 
 
+def test_a_roles_statement_timeout_does_not_cut_the_wait_short(conninfo, db, new_queue):
+    queue = new_queue()
+    worker, events = make_worker(conninfo + " options='-c statement_timeout=200'", queue,
+                                 lambda job: None, wait=10)
+    thread = start(worker)
+    # With the timeout in force the CALL would end at 200 ms and every wait would be young.
+    until(lambda: db.execute("SELECT count(*) FROM claimqueue.waiters() WHERE queue = %s "
+                             "AND now() - since > interval '600 ms'", (queue,)).fetchone()[0] == 1,
+          "a wait older than the statement timeout")
+    claimqueue.enqueue(db, queue, {})
+    until(lambda: events["done"], "the job done")
+    stop(worker, thread)
+    assert events["error"] == []
+
+
+def test_a_terminated_waiting_connection_is_reported_and_replaced(conninfo, db, new_queue):
+    queue = new_queue()
+    worker, events = make_worker(conninfo, queue, lambda job: None, retry_delay=0.05)
+    thread = start(worker)
+
+    def waiter_pid():
+        row = db.execute("SELECT pid FROM claimqueue.waiters() WHERE queue = %s", (queue,)).fetchone()
+        return row and row[0]
+
+    first = until(waiter_pid, "the worker waits")
+    db.execute("SELECT pg_terminate_backend(%s)", (first,))
+    until(lambda: waiter_pid() not in (None, first), "a new waiting connection")
+    claimqueue.enqueue(db, queue, {})
+    until(lambda: events["done"], "the job done through the new connection")
+    stop(worker, thread)
+    assert len(events["error"]) >= 1, "the lost connection was reported"
+    assert all(getattr(e.error, "sqlstate", None) != "QC003" for e in events["error"])
+
+
 def test_stop_lets_running_handlers_finish_within_the_grace_period(conninfo, db, new_queue):
     queue = new_queue()
     job_id = claimqueue.enqueue(db, queue, {})
