@@ -196,7 +196,7 @@ export class Worker<Payload = unknown> extends EventEmitter<WorkerEvents<Payload
       }
       // A claim that committed is run even when stop() came meanwhile: it is in
       // the worker's hands now and stop() waits for it like any other.
-      if (records.length > 0) this.emit('claimed', records);
+      if (records.length > 0) this.announce('claimed', records);
       for (const record of records) this.dispatch(record);
     }
   }
@@ -311,7 +311,7 @@ export class Worker<Payload = unknown> extends EventEmitter<WorkerEvents<Payload
   private async runAttempt(attempt: Attempt<Payload>): Promise<void> {
     const { job } = attempt;
     const started = Date.now();
-    this.emit('started', job);
+    this.announce('started', job);
     let handlerError: unknown;
     let threw = false;
     try {
@@ -326,7 +326,7 @@ export class Worker<Payload = unknown> extends EventEmitter<WorkerEvents<Payload
           await this.pool.query('SELECT complete($1, $2)', [job.id, job.attempt]);
           attempt.state = 'completed';
         }
-        if (attempt.state === 'completed') this.emit('done', job, Date.now() - started);
+        if (attempt.state === 'completed') this.announce('done', job, Date.now() - started);
         return;
       }
       if (handlerError instanceof StaleClaimError) {
@@ -338,7 +338,7 @@ export class Worker<Payload = unknown> extends EventEmitter<WorkerEvents<Payload
         const next = rows[0].outcome === 'ready' ? 'will be retried' : 'no attempts left';
         this.logger?.warn(`claimqueue worker ${this.name}: job ${job.id} attempt ${job.attempt} failed ` +
           `(${next}): ${errorText(handlerError)}`);
-        this.emit('failed', job, handlerError, rows[0].outcome);
+        this.announce('failed', job, handlerError, rows[0].outcome);
       } else if (attempt.state === 'completed') {
         this.report(handlerError, `job ${job.id}: the handler threw after its transaction completed the job`);
       }
@@ -389,7 +389,7 @@ export class Worker<Payload = unknown> extends EventEmitter<WorkerEvents<Payload
       const { rows } = await this.pool.query(
         'SELECT heartbeat($1, $2, make_interval(secs => $3)) AS expires',
         [job.id, job.attempt, this.leaseMs! / 1000]);
-      this.emit('heartbeat', job, new Date(rows[0].expires));
+      this.announce('heartbeat', job, new Date(rows[0].expires));
     } catch (err) {
       const mapped = toClaimQueueError(err);
       if (mapped instanceof StaleClaimError) this.markLost(attempt, mapped);
@@ -411,13 +411,13 @@ export class Worker<Payload = unknown> extends EventEmitter<WorkerEvents<Payload
   private reportLost(job: Job<Payload>, err: StaleClaimError): void {
     this.logger?.warn(`claimqueue worker ${this.name}: job ${job.id} attempt ${job.attempt} ` +
       `was lost (stale claim: lease expired or job cancelled); another attempt owns it`);
-    this.emit('lost', job, err);
+    this.announce('lost', job, err);
   }
 
   // --- stopping ---------------------------------------------------------------
 
   private async drain(graceMs: number): Promise<void> {
-    this.emit('stopping');
+    this.announce('stopping');
     this.wakeSlotWaiters();
     this.pauseWakers.splice(0).forEach((wake) => wake());
     await this.interruptClaimLoop();
@@ -434,7 +434,7 @@ export class Worker<Payload = unknown> extends EventEmitter<WorkerEvents<Payload
     await this.handBackUnknownClaims();
 
     for (const signal of this.stopSignals) process.removeListener(signal, this.onSignal);
-    this.emit('stopped');
+    this.announce('stopped');
   }
 
   // Cancels the waiting CALL until the claim loop has ended. A cancel that
@@ -471,7 +471,7 @@ export class Worker<Payload = unknown> extends EventEmitter<WorkerEvents<Payload
       await this.pool.query("SELECT fail($1, $2, 'worker stopping', retry_in => interval '0')",
         [job.id, job.attempt]);
       this.logger?.info(`claimqueue worker ${this.name}: handed job ${job.id} back (worker stopping)`);
-      this.emit('handedBack', job);
+      this.announce('handedBack', job);
     } catch (err) {
       const mapped = toClaimQueueError(err);
       if (mapped instanceof StaleClaimError) return mapped;
@@ -510,7 +510,16 @@ export class Worker<Payload = unknown> extends EventEmitter<WorkerEvents<Payload
 
   private report(err: unknown, context: string): void {
     this.logger?.error(`claimqueue worker ${this.name}: ${context}: ${errorText(err)}`);
-    if (this.listenerCount('error') > 0) this.emit('error', err);
+    if (this.listenerCount('error') > 0) this.announce('error', err);
+  }
+
+  // emit() that a throwing listener cannot break: the worker's own state comes first.
+  private announce<K extends keyof WorkerEvents<Payload>>(event: K, ...args: WorkerEvents<Payload>[K]): void {
+    try {
+      (this.emit as (name: K, ...rest: unknown[]) => boolean)(event, ...args);
+    } catch (err) {
+      this.logger?.error(`claimqueue worker ${this.name}: a '${String(event)}' listener threw: ${errorText(err)}`);
+    }
   }
 }
 

@@ -52,6 +52,21 @@ test('every job is handled once and completed; events tell it', async () => {
   assert.equal(seen.stopped.length, 1);
 });
 
+test('a throwing event listener breaks neither the job nor the worker', async () => {
+  const queue = await newQueue();
+  const ids = await enqueueBatch(pool, queue, [{}, {}]);
+  const worker = newWorker(queue, async () => {});
+  const seen = recordEvents(worker);
+  worker.on('started', () => { throw new Error('listener bug'); });
+  worker.on('done', () => { throw new Error('listener bug'); });
+  worker.start();
+  await until(() => seen.done.length === 2, 'both jobs done');
+  await worker.stop();
+  const { rows } = await pool.query("SELECT count(*)::int AS n FROM queue_jobs WHERE id = ANY($1) AND state = 'done'", [ids]);
+  assert.equal(rows[0].n, 2);
+  assert.equal(seen.failed.length, 0);
+});
+
 test('up to `concurrency` handlers run at once, never more', async () => {
   const queue = await newQueue();
   await enqueueBatch(pool, queue, Array.from({ length: 9 }, (_, n) => ({ n })));

@@ -59,6 +59,25 @@ def test_every_job_is_handled_once_and_completed(conninfo, db, new_queue):
     assert [e.kind for e in events["stopped"]] == ["stopped"]
 
 
+def test_a_raising_on_event_breaks_neither_the_job_nor_the_worker(conninfo, db, new_queue):
+    queue = new_queue()
+    ids = claimqueue.enqueue_batch(db, queue, [{}, {}])
+    events = Events()
+
+    def on_event(event):
+        events(event)
+        if event.kind in ("started", "done"):
+            raise RuntimeError("hook bug")
+
+    worker = claimqueue.Worker(conninfo, queue, lambda job: None, wait=60, on_event=on_event)
+    thread = start(worker)
+    until(lambda: len(events["done"]) == 2, "both jobs done")
+    stop(worker, thread)
+    assert db.execute("SELECT count(*) FROM queue_jobs WHERE id = ANY(%s) AND state = 'done'",
+                      (ids,)).fetchone()[0] == 2
+    assert events["failed"] == []
+
+
 def test_up_to_concurrency_handlers_run_at_once_never_more(conninfo, db, new_queue):
     queue = new_queue()
     claimqueue.enqueue_batch(db, queue, [{"n": n} for n in range(9)])
