@@ -154,7 +154,7 @@ echo "exit=$?" >>"$logs/liveness.log"
 grep -E "^# (prefilled|window)" "$logs/liveness.log" | tail -3
 record_tap liveness "$logs/liveness.log"
 
-echo "== client libraries (a cluster of their own: each package's tests, the fault test in each language)"
+echo "== client libraries (a cluster of their own: each package's tests, the fault test for each worker)"
 pg_virtualenv -t -o shared_preload_libraries=claimqueue -o max_connections=100 bash -c '
     cd "$1"; logs="$2"
     echo "-- node client";   (cd clients/node && npm run -s build && node --test test/*.test.mjs) >"$logs/node_client.log" 2>&1
@@ -165,6 +165,8 @@ pg_virtualenv -t -o shared_preload_libraries=claimqueue -o max_connections=100 b
     grep "^fault node:" "$logs/fault_node.log" | tail -1
     echo "-- fault python";  bash test/clients/run.sh python >"$logs/fault_python.log" 2>&1; echo "exit=$?" >>"$logs/fault_python.log"
     grep "^fault python:" "$logs/fault_python.log" | tail -1
+    echo "-- fault python-async"; bash test/clients/run.sh python-async >"$logs/fault_python_async.log" 2>&1
+    echo "exit=$?" >>"$logs/fault_python_async.log"; grep "^fault python-async:" "$logs/fault_python_async.log" | tail -1
     true
 ' _ "$root" "$logs"
 
@@ -187,6 +189,7 @@ record python_client "$p" "$f"
 
 record_tap fault_node "$logs/fault_node.log"
 record_tap fault_python "$logs/fault_python.log"
+record_tap fault_py_async "$logs/fault_python_async.log"
 
 echo
 echo "== summary (logs in build/test-logs)"

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The client fault test, the same for both libraries: 3 worker processes of
-# LANGUAGE (node or python) drain FAULT_JOBS jobs, each writing its effect row in
+# LANGUAGE (node, python: the blocking Worker, python-async: the AsyncWorker)
+# drain FAULT_JOBS jobs, each writing its effect row in
 # the transaction that completes its job (completeInTransaction /
 # complete_in_transaction). Meanwhile one worker is killed with SIGKILL, one is
 # frozen with SIGSTOP until the reaper has taken its jobs and then thawed (its
 # late completions get QC003), and one gets SIGTERM and must drain. Every wait
 # polls with a deadline; nothing depends on how fast the machine is.
 #
-#   pg_virtualenv -t -o shared_preload_libraries=claimqueue bash test/clients/run.sh node|python
+#   pg_virtualenv -t -o shared_preload_libraries=claimqueue bash test/clients/run.sh node|python|python-async
 #
 #   FAULT_JOBS=5000  FAULT_CONCURRENCY=4  FAULT_LEASE_MS=2000  FAULT_DEADLINE=600 (seconds per wait)
 #
@@ -16,12 +17,12 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-language=${1:?usage: run.sh node|python}
+language=${1:?usage: run.sh node|python|python-async}
 jobs=${FAULT_JOBS:-5000}
 concurrency=${FAULT_CONCURRENCY:-4}
 lease_ms=${FAULT_LEASE_MS:-2000}
 deadline=${FAULT_DEADLINE:-600}
-db=claimqueue_fault_$language
+db=claimqueue_fault_${language//-/_}
 queue=faults
 tmp=$(mktemp -d)
 source "$root/test/lib/tap.sh"
@@ -50,10 +51,11 @@ case $language in
         command -v node >/dev/null || { echo "fault test: node not installed"; exit 1; }
         [ -f "$root/clients/node/dist/index.js" ] || (cd "$root/clients/node" && npm ci --no-audit --no-fund --silent) || exit 1
         (cd "$here" && npm ci --no-audit --no-fund --silent >/dev/null) || exit 1
-        worker_command=(node "$here/fault_worker.mjs") ;;
-    python)
-        worker_command=(env "PYTHONPATH=$root/clients/python" /usr/bin/python3 "$here/fault_worker.py") ;;
-    *) echo "usage: run.sh node|python"; exit 2 ;;
+        worker_command=(node "$here/fault_worker.mjs") flavour="" ;;
+    python | python-async)
+        worker_command=(env "PYTHONPATH=$root/clients/python" /usr/bin/python3 "$here/fault_worker.py")
+        flavour=$([ "$language" = python ] && echo blocking || echo asyncio) ;;
+    *) echo "usage: run.sh node|python|python-async"; exit 2 ;;
 esac
 
 psql -X -q -d postgres -c "ALTER SYSTEM SET claimqueue.reaper_interval = '200ms'" -c "SELECT pg_reload_conf()" >/dev/null
@@ -77,7 +79,7 @@ started=$SECONDS
 
 for w in w1 w2 w3; do
     names[$w]="fault-$language-$w"
-    PGDATABASE=$db "${worker_command[@]}" "${names[$w]}" $queue "$concurrency" "$lease_ms" \
+    PGDATABASE=$db "${worker_command[@]}" "${names[$w]}" $queue "$concurrency" "$lease_ms" "$flavour" \
         >"$tmp/$w.log" 2>"$tmp/$w.err" &
     pids[$w]=$!
 done
