@@ -50,7 +50,7 @@ case $language in
     node)
         command -v node >/dev/null || { echo "fault test: node not installed"; exit 1; }
         [ -f "$root/clients/node/dist/index.js" ] || (cd "$root/clients/node" && npm ci --no-audit --no-fund --silent) || exit 1
-        (cd "$here" && npm ci --no-audit --no-fund --silent >/dev/null) || exit 1
+        [ -d "$here/node_modules/claimqueue" ] || (cd "$here" && npm ci --no-audit --no-fund --silent >/dev/null) || exit 1
         worker_command=(node "$here/fault_worker.mjs") flavour="" ;;
     python | python-async)
         worker_command=(env "PYTHONPATH=$root/clients/python" /usr/bin/python3 "$here/fault_worker.py")

@@ -89,7 +89,7 @@ export class Worker<Payload = unknown> extends EventEmitter<WorkerEvents<Payload
 
   private readonly attempts = new Set<Attempt<Payload>>();
   private slotWaiters: (() => void)[] = [];
-  private pauseWakers: (() => void)[] = [];
+  private readonly pauseWakers = new Set<() => void>();
   private stopRequested = false;
   private claimLoop: Promise<void> | undefined;
   private stopped: Promise<void> | undefined;
@@ -279,12 +279,13 @@ export class Worker<Payload = unknown> extends EventEmitter<WorkerEvents<Payload
   private pause(ms: number): Promise<void> {
     if (this.stopRequested) return Promise.resolve();
     return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
+      const wake = () => {
         clearTimeout(timer);
+        this.pauseWakers.delete(wake);
         resolve();
-      }
-      this.pauseWakers.push(done);
+      };
+      const timer = setTimeout(wake, ms);
+      this.pauseWakers.add(wake);
     });
   }
 
@@ -419,7 +420,7 @@ export class Worker<Payload = unknown> extends EventEmitter<WorkerEvents<Payload
   private async drain(graceMs: number): Promise<void> {
     this.announce('stopping');
     this.wakeSlotWaiters();
-    this.pauseWakers.splice(0).forEach((wake) => wake());
+    [...this.pauseWakers].forEach((wake) => wake());
     await this.interruptClaimLoop();
 
     if (this.attempts.size > 0) {
