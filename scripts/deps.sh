@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Installs what claimqueue needs to build and test on Debian 12, if missing.
 # postgresql-server-dev-15 must match the server's minor version, so the two are
-# always installed (or upgraded) together.
+# always installed (or upgraded) together. The client libraries' npm packages
+# come from their committed lock files (npm ci).
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 packages=(
     postgresql-15 postgresql-server-dev-15 postgresql-common postgresql-client-15
     postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl
     build-essential g++ make cmake libgtest-dev
+    python3-psycopg python3-pytest
 )
 
 missing=()
@@ -24,8 +27,24 @@ if [ -n "$server" ] && [ -n "$headers" ] && [ "$server" != "$headers" ]; then
     missing+=(postgresql-15 postgresql-server-dev-15)
 fi
 
+# clients/node (its install builds dist/) and the fault test that uses it:
+# npm ci again only when a lock file changed since the last install.
+npm_packages() {
+    local dir
+    for dir in clients/node test/clients; do
+        if [ ! -f "$dir/node_modules/.package-lock.json" ] ||
+           [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
+            echo "deps: npm ci in $dir"
+            # Not fatal: without them only the suites that use them fail.
+            (cd "$dir" && npm ci --no-audit --no-fund --silent >/dev/null) ||
+                echo "deps: npm ci in $dir failed"
+        fi
+    done
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
     echo "deps: all packages present"
+    npm_packages
     exit 0
 fi
 
@@ -36,3 +55,4 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${packages[@]}" "${missing[@]}" >/dev/null
 echo "deps: done ($(pg_config --version))"
+npm_packages

@@ -3,10 +3,13 @@
 # installs, then runs the C++ unit tests (ctest), and in throwaway clusters
 # (pg_virtualenv) the pg_regress files, the isolation specs, the pgTAP contract,
 # the stress test, the node-postgres worker, the upgrade test, the pg_dump
-# test, the no-preload check, the fault-injection soak, the reaper's lifecycle
-# and the waiting dequeue. Ends with "tests: N passed, M failed".
+# test, the no-preload check, the fault-injection soak, the reaper's lifecycle,
+# the waiting dequeue, and the client libraries (clients/node, clients/python:
+# their own tests and the same fault test in each language). Ends with
+# "tests: N passed, M failed".
 #   STRESS_JOBS=50000   jobs drained by the stress test
 #   SOAK_JOBS=10000     jobs drained by the fault-injection soak (test/soak/run.sh alone: 100000)
+#   FAULT_JOBS=5000     jobs drained by each client fault test (test/clients/run.sh)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -150,6 +153,43 @@ pg_virtualenv -t -o shared_preload_libraries=claimqueue -o max_connections=50 \
 echo "exit=$?" >>"$logs/liveness.log"
 grep -E "^# (prefilled|window)" "$logs/liveness.log" | tail -3
 record_tap liveness "$logs/liveness.log"
+
+echo "== client libraries (a cluster of their own: each package's tests, the fault test for each worker)"
+pg_virtualenv -t -o shared_preload_libraries=claimqueue -o max_connections=100 bash -c '
+    cd "$1"; logs="$2"
+    echo "-- node client";   (cd clients/node && npm run -s build && node --test test/*.test.mjs) >"$logs/node_client.log" 2>&1
+    echo "exit=$?" >>"$logs/node_client.log"; grep -E "^# (pass|fail) " "$logs/node_client.log"
+    echo "-- python client"; (cd clients/python && /usr/bin/python3 -m pytest -q -p no:cacheprovider tests) >"$logs/python_client.log" 2>&1
+    echo "exit=$?" >>"$logs/python_client.log"; grep -E "[0-9]+ (passed|failed)" "$logs/python_client.log" | tail -1
+    echo "-- fault node";    bash test/clients/run.sh node >"$logs/fault_node.log" 2>&1; echo "exit=$?" >>"$logs/fault_node.log"
+    grep "^fault node:" "$logs/fault_node.log" | tail -1
+    echo "-- fault python";  bash test/clients/run.sh python >"$logs/fault_python.log" 2>&1; echo "exit=$?" >>"$logs/fault_python.log"
+    grep "^fault python:" "$logs/fault_python.log" | tail -1
+    echo "-- fault python-async"; bash test/clients/run.sh python-async >"$logs/fault_python_async.log" 2>&1
+    echo "exit=$?" >>"$logs/fault_python_async.log"; grep "^fault python-async:" "$logs/fault_python_async.log" | tail -1
+    true
+' _ "$root" "$logs"
+
+# node --test prints "# pass N" and "# fail N"; no such line, or a non-zero exit
+# without a failure counted, is one failure.
+p=$(grep -o "^# pass [0-9]*" "$logs/node_client.log" | grep -o "[0-9]*$")
+f=$(grep -o "^# fail [0-9]*" "$logs/node_client.log" | grep -o "[0-9]*$")
+if [ -z "$p" ] || [ -z "$f" ]; then p=${p:-0}; f=1; fi
+if ! grep -q "^exit=0" "$logs/node_client.log" && [ "$f" -eq 0 ]; then f=1; fi
+[ "$f" -eq 0 ] || grep -E "^not ok|error" "$logs/node_client.log" | head -20
+record node_client "$p" "$f"
+
+# pytest's closing line: "N passed", "M failed", "K error(s)".
+line=$(grep -E "[0-9]+ (passed|failed|errors?)" "$logs/python_client.log" | tail -1)
+p=$(grep -oE "[0-9]+ passed" <<<"$line" | grep -oE "[0-9]+"); p=${p:-0}
+f=$(grep -oE "[0-9]+ (failed|errors?)" <<<"$line" | grep -oE "[0-9]+" | awk '{s+=$1} END {print s+0}')
+if ! grep -q "^exit=0" "$logs/python_client.log" && [ "$f" -eq 0 ]; then f=1; fi
+[ "$f" -eq 0 ] || tail -40 "$logs/python_client.log"
+record python_client "$p" "$f"
+
+record_tap fault_node "$logs/fault_node.log"
+record_tap fault_python "$logs/fault_python.log"
+record_tap fault_py_async "$logs/fault_python_async.log"
 
 echo
 echo "== summary (logs in build/test-logs)"

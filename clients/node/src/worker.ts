@@ -1,0 +1,530 @@
+// The worker loop: one waiting connection claims with CALL dequeue_wait, up to
+// `concurrency` handlers run the jobs, each running job is heartbeaten, and
+// stop() (or SIGTERM) drains without leaving a claimed job behind.
+
+import { EventEmitter } from 'node:events';
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { jobId } from './enqueue';
+import { ClaimQueueError, StaleClaimError, toClaimQueueError } from './errors';
+import type { FailOutcome, Job, JobRecord, Logger, PoolClientLike, PoolLike } from './types';
+
+export type Handler<Payload = unknown> = (job: Job<Payload>) => unknown | Promise<unknown>;
+
+export interface WorkerOptions<Payload = unknown> {
+  pool: PoolLike;
+  queue: string;
+  handler: Handler<Payload>;
+  /** Handlers running at once (default 1). The pool needs concurrency + 2 connections. */
+  concurrency?: number;
+  /** Lease of each claim in milliseconds (default: the queue's). Heartbeats run at a third of it. */
+  lease?: number;
+  /** The worker name recorded on its claims; must be unique (default host:pid:random). */
+  name?: string;
+  /** Longest single dequeue_wait in milliseconds (default 30 s); stop() interrupts it anyway. */
+  wait?: number;
+  /** stop(): how long running handlers may finish before their jobs are handed back (ms, default 30 s). */
+  grace?: number;
+  /** Signals that call stop() (default SIGTERM and SIGINT); [] to handle none. */
+  stopSignals?: NodeJS.Signals[];
+  /** Where the worker logs (default console); null for silence. Events are emitted either way. */
+  logger?: Logger | null;
+  /** Pause after a failed claim or connection error before trying again (ms, default 1000). */
+  retryDelay?: number;
+}
+
+/**
+ * Events, for logging and metrics:
+ * - `claimed` (jobs: JobRecord[]): a dequeue_wait returned jobs
+ * - `started` (job), `done` (job, ms): a handler ran and the job was completed
+ * - `failed` (job, error, outcome): the handler threw; fail() made the job 'ready' again or 'failed'
+ * - `lost` (job, StaleClaimError): QC003, this attempt no longer holds the job; not an error
+ * - `handedBack` (job): stopping, the job went back to ready with fail(..., retry_in => 0)
+ * - `heartbeat` (job, leaseExpiresAt)
+ * - `error` (error): the worker's own trouble (lost connection, ...); emitted only when someone
+ *   listens (an unheard 'error' would crash the process), always logged
+ * - `stopping`, `stopped`
+ */
+export interface WorkerEvents<Payload = unknown> {
+  claimed: [jobs: JobRecord<Payload>[]];
+  started: [job: Job<Payload>];
+  done: [job: Job<Payload>, ms: number];
+  failed: [job: Job<Payload>, error: unknown, outcome: FailOutcome];
+  lost: [job: Job<Payload>, error: StaleClaimError];
+  handedBack: [job: JobRecord<Payload>];
+  heartbeat: [job: Job<Payload>, leaseExpiresAt: Date];
+  error: [error: unknown];
+  stopping: [];
+  stopped: [];
+}
+
+type AttemptState = 'running' | 'completed' | 'failed' | 'lost' | 'handedBack';
+
+// One claim of one job by this worker, from dispatch to its end.
+interface Attempt<Payload> {
+  job: Job<Payload>;
+  state: AttemptState;
+  abort: AbortController;
+  heartbeatTimer?: NodeJS.Timeout;
+  heartbeatInFlight: boolean;
+  finished: Promise<void>;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export class Worker<Payload = unknown> extends EventEmitter<WorkerEvents<Payload>> {
+  readonly queue: string;
+  readonly name: string;
+  readonly concurrency: number;
+
+  private readonly pool: PoolLike;
+  private readonly handler: Handler<Payload>;
+  private readonly waitMs: number;
+  private readonly graceMs: number;
+  private readonly retryDelayMs: number;
+  private readonly stopSignals: NodeJS.Signals[];
+  private readonly logger: Logger | null;
+  private leaseMs: number | undefined;
+  private readonly leaseGiven: boolean;
+
+  private readonly attempts = new Set<Attempt<Payload>>();
+  private slotWaiters: (() => void)[] = [];
+  private readonly pauseWakers = new Set<() => void>();
+  private stopRequested = false;
+  private claimLoop: Promise<void> | undefined;
+  private stopped: Promise<void> | undefined;
+  private stoppedWaiters: (() => void)[] = [];
+  private waiter: PoolClientLike | undefined;
+  private waiterPid: number | undefined;
+  private waitInFlight = false;
+  private readonly onWaiterError = (err: Error) => this.report(err, 'waiting connection');
+  private readonly onSignal = (signal: NodeJS.Signals) => {
+    this.logger?.info(`claimqueue worker ${this.name}: ${signal}, stopping`);
+    void this.stop();
+  };
+
+  constructor(options: WorkerOptions<Payload>) {
+    super();
+    const concurrency = options.concurrency ?? 1;
+    if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000) {
+      throw new RangeError('concurrency must be an integer from 1 to 1000');
+    }
+    for (const key of ['lease', 'wait', 'grace', 'retryDelay'] as const) {
+      const value = options[key];
+      if (value !== undefined && !(Number.isFinite(value) && value >= 0)) {
+        throw new RangeError(`${key} must be a number of milliseconds >= 0`);
+      }
+    }
+    if (options.lease !== undefined && options.lease < 1) throw new RangeError('lease must be at least 1 ms');
+    if (typeof options.handler !== 'function') throw new TypeError('handler must be a function');
+    this.pool = options.pool;
+    this.queue = options.queue;
+    this.handler = options.handler;
+    this.concurrency = concurrency;
+    this.name = options.name ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+    this.leaseMs = options.lease;
+    this.leaseGiven = options.lease !== undefined;
+    this.waitMs = options.wait ?? 30_000;
+    this.graceMs = options.grace ?? 30_000;
+    this.retryDelayMs = options.retryDelay ?? 1_000;
+    this.stopSignals = options.stopSignals ?? ['SIGTERM', 'SIGINT'];
+    this.logger = options.logger === undefined ? console : options.logger;
+  }
+
+  /** Jobs whose handlers are running now. */
+  get running(): number {
+    return this.attempts.size;
+  }
+
+  /** Starts claiming (once); returns at once. */
+  start(): void {
+    if (this.claimLoop || this.stopRequested) return;
+    for (const signal of this.stopSignals) process.on(signal, this.onSignal);
+    this.claimLoop = this.claimUntilStopped();
+  }
+
+  /** Starts, and resolves when the worker has stopped (stop() or a stop signal). */
+  async run(): Promise<void> {
+    this.start();
+    await this.whenStopped();
+  }
+
+  /**
+   * Stops claiming, interrupts a sleeping dequeue_wait, gives running handlers up to
+   * `grace` ms, then hands the jobs still running back (fail(..., 'worker stopping',
+   * retry_in => 0)) and aborts their signals. Resolves when that is done; every call
+   * returns the same promise.
+   */
+  stop(options: { grace?: number } = {}): Promise<void> {
+    if (!this.stopped) {
+      this.stopRequested = true;
+      this.stopped = this.drain(options.grace ?? this.graceMs);
+      this.stoppedWaiters.forEach((resolve) => resolve());
+    }
+    return this.stopped;
+  }
+
+  private async whenStopped(): Promise<void> {
+    if (!this.stopped) await new Promise<void>((resolve) => this.stoppedWaiters.push(resolve));
+    await this.stopped;
+  }
+
+  // --- claiming ---------------------------------------------------------------
+
+  private async claimUntilStopped(): Promise<void> {
+    while (!this.stopRequested && this.leaseMs === undefined) {
+      try {
+        this.leaseMs = await this.queueLeaseMs();
+      } catch (err) {
+        this.report(err, `reading the lease of queue ${this.queue}`);
+        await this.pause(this.retryDelayMs);
+      }
+    }
+    while (!this.stopRequested) {
+      await this.freeSlot();
+      if (this.stopRequested) break;
+      let records: JobRecord<Payload>[];
+      try {
+        records = await this.claim(this.concurrency - this.attempts.size);
+      } catch (err) {
+        // Cancelled by stop(): the claim rolled back. stop() closes the connection.
+        if (this.stopRequested) break;
+        this.report(err, 'dequeue_wait');
+        this.closeWaiter(err);
+        await this.pause(this.retryDelayMs);
+        continue;
+      }
+      // A claim that committed is run even when stop() came meanwhile: it is in
+      // the worker's hands now and stop() waits for it like any other.
+      if (records.length > 0) this.announce('claimed', records);
+      for (const record of records) this.dispatch(record);
+    }
+  }
+
+  private async claim(batch: number): Promise<JobRecord<Payload>[]> {
+    if (!this.waiter) {
+      const client = await this.pool.connect();
+      client.on?.('error', this.onWaiterError);
+      this.waiter = client;
+      try {
+        // The session is the worker's alone: a role's statement_timeout must not
+        // cut a wait short (`wait` bounds it).
+        const { rows } = await client.query(
+          "SELECT pg_backend_pid() AS pid, set_config('statement_timeout', '0', false)");
+        this.waiterPid = rows[0].pid;
+      } catch (err) {
+        this.closeWaiter(err);
+        throw err;
+      }
+    }
+    if (this.stopRequested) return [];
+    // Nothing may be in flight on this connection but the CALL: stop() cancels
+    // whatever runs on its backend.
+    this.waitInFlight = true;
+    try {
+      const { rows } = await this.waiter.query(
+        'CALL dequeue_wait($1, $2, batch => $3, lease => make_interval(secs => $4), ' +
+          'wait => make_interval(secs => $5))',
+        [this.queue, this.name, batch, this.leaseGiven ? this.leaseMs! / 1000 : null, this.waitMs / 1000],
+      );
+      const claimed: any[] = rows[0]?.jobs ?? [];
+      return claimed.map((row) => ({
+        id: jobId(row.id),
+        queue: this.queue,
+        payload: row.payload,
+        attempt: row.attempt,
+        maxAttempts: row.max_attempts,
+        priority: row.priority,
+        leaseExpiresAt: new Date(row.lease_expires_at),
+        enqueuedAt: new Date(row.enqueued_at),
+      }));
+    } catch (err) {
+      throw toClaimQueueError(err);
+    } finally {
+      this.waitInFlight = false;
+    }
+  }
+
+  private async queueLeaseMs(): Promise<number> {
+    const { rows } = await this.pool.query(
+      'SELECT extract(epoch FROM lease) * 1000 AS ms FROM queue_settings WHERE queue = $1', [this.queue]);
+    if (rows.length === 0) {
+      throw new ClaimQueueError(`queue "${this.queue}" does not exist or this role holds no privilege on it`,
+        { code: 'QC001' });
+    }
+    return Number(rows[0].ms);
+  }
+
+  private closeWaiter(err?: unknown): void {
+    if (!this.waiter) return;
+    this.waiter.removeListener?.('error', this.onWaiterError);
+    // Closed, never given back to the pool: a late cancel must not reach another query.
+    this.waiter.release(err instanceof Error ? err : true);
+    this.waiter = undefined;
+    this.waiterPid = undefined;
+  }
+
+  private freeSlot(): Promise<void> {
+    if (this.attempts.size < this.concurrency || this.stopRequested) return Promise.resolve();
+    return new Promise((resolve) => this.slotWaiters.push(resolve));
+  }
+
+  private wakeSlotWaiters(): void {
+    const waiters = this.slotWaiters;
+    this.slotWaiters = [];
+    waiters.forEach((resolve) => resolve());
+  }
+
+  // A sleep that stop() cuts short.
+  private pause(ms: number): Promise<void> {
+    if (this.stopRequested) return Promise.resolve();
+    return new Promise((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        this.pauseWakers.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, ms);
+      this.pauseWakers.add(wake);
+    });
+  }
+
+  // --- running a job ----------------------------------------------------------
+
+  private dispatch(record: JobRecord<Payload>): void {
+    const abort = new AbortController();
+    const attempt = { state: 'running', abort, heartbeatInFlight: false } as Attempt<Payload>;
+    attempt.job = {
+      ...record,
+      signal: abort.signal,
+      completeInTransaction: (work) => this.completeInTransaction(attempt, work),
+    };
+    this.attempts.add(attempt);
+    const beatEvery = Math.max(this.leaseMs! / 3, 10);
+    attempt.heartbeatTimer = setInterval(() => void this.heartbeat(attempt), beatEvery);
+    attempt.finished = this.runAttempt(attempt).finally(() => {
+      clearInterval(attempt.heartbeatTimer);
+      this.attempts.delete(attempt);
+      this.wakeSlotWaiters();
+    });
+  }
+
+  private async runAttempt(attempt: Attempt<Payload>): Promise<void> {
+    const { job } = attempt;
+    const started = Date.now();
+    this.announce('started', job);
+    let handlerError: unknown;
+    let threw = false;
+    try {
+      await this.handler(job);
+    } catch (err) {
+      threw = true;
+      handlerError = toClaimQueueError(err);
+    }
+    try {
+      if (!threw) {
+        if (attempt.state === 'running') {
+          await this.pool.query('SELECT complete($1, $2)', [job.id, job.attempt]);
+          attempt.state = 'completed';
+        }
+        if (attempt.state === 'completed') this.announce('done', job, Date.now() - started);
+        return;
+      }
+      if (handlerError instanceof StaleClaimError) {
+        this.markLost(attempt, handlerError);
+      } else if (attempt.state === 'running') {
+        const { rows } = await this.pool.query('SELECT fail($1, $2, $3) AS outcome',
+          [job.id, job.attempt, errorText(handlerError)]);
+        attempt.state = 'failed';
+        const next = rows[0].outcome === 'ready' ? 'will be retried' : 'no attempts left';
+        this.logger?.warn(`claimqueue worker ${this.name}: job ${job.id} attempt ${job.attempt} failed ` +
+          `(${next}): ${errorText(handlerError)}`);
+        this.announce('failed', job, handlerError, rows[0].outcome);
+      } else if (attempt.state === 'completed') {
+        this.report(handlerError, `job ${job.id}: the handler threw after its transaction completed the job`);
+      }
+      // 'lost' or 'handedBack': the job is not this attempt's any more; nothing to record.
+    } catch (err) {
+      const mapped = toClaimQueueError(err);
+      if (mapped instanceof StaleClaimError) this.markLost(attempt, mapped);
+      // Anything else (a lost connection, ...): the lease runs out and the job comes back.
+      else this.report(mapped, `job ${job.id} attempt ${job.attempt}`);
+    }
+  }
+
+  private async completeInTransaction<T>(
+    attempt: Attempt<Payload>,
+    work: (client: PoolClientLike) => Promise<T>,
+  ): Promise<T> {
+    const { job } = attempt;
+    if (attempt.state !== 'running') {
+      throw new StaleClaimError(`job ${job.id} attempt ${job.attempt} is no longer held by this worker ` +
+        `(${attempt.state})`, { code: 'QC003' });
+    }
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      const result = await work(client);
+      await client.query('SELECT complete($1, $2)', [job.id, job.attempt]);
+      await client.query('COMMIT');
+      attempt.state = 'completed';
+      return result;
+    } catch (err) {
+      await client.query('ROLLBACK').catch((rollbackError: Error) => {
+        broken = rollbackError;
+      });
+      const mapped = toClaimQueueError(err);
+      if (mapped instanceof StaleClaimError) this.markLost(attempt, mapped);
+      throw mapped;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  private async heartbeat(attempt: Attempt<Payload>): Promise<void> {
+    if (attempt.state !== 'running' || attempt.heartbeatInFlight) return;
+    attempt.heartbeatInFlight = true;
+    const { job } = attempt;
+    try {
+      const { rows } = await this.pool.query(
+        'SELECT heartbeat($1, $2, make_interval(secs => $3)) AS expires',
+        [job.id, job.attempt, this.leaseMs! / 1000]);
+      this.announce('heartbeat', job, new Date(rows[0].expires));
+    } catch (err) {
+      const mapped = toClaimQueueError(err);
+      if (mapped instanceof StaleClaimError) this.markLost(attempt, mapped);
+      else this.report(mapped, `heartbeat of job ${job.id}`);
+    } finally {
+      attempt.heartbeatInFlight = false;
+    }
+  }
+
+  // QC003: this attempt lost the job. Logged and announced once, never as an error.
+  private markLost(attempt: Attempt<Payload>, err: StaleClaimError): void {
+    if (attempt.state !== 'running') return;
+    attempt.state = 'lost';
+    clearInterval(attempt.heartbeatTimer);
+    attempt.abort.abort(err);
+    this.reportLost(attempt.job, err);
+  }
+
+  private reportLost(job: Job<Payload>, err: StaleClaimError): void {
+    this.logger?.warn(`claimqueue worker ${this.name}: job ${job.id} attempt ${job.attempt} ` +
+      `was lost (stale claim: lease expired or job cancelled); another attempt owns it`);
+    this.announce('lost', job, err);
+  }
+
+  // --- stopping ---------------------------------------------------------------
+
+  private async drain(graceMs: number): Promise<void> {
+    this.announce('stopping');
+    this.wakeSlotWaiters();
+    [...this.pauseWakers].forEach((wake) => wake());
+    await this.interruptClaimLoop();
+
+    if (this.attempts.size > 0) {
+      let graceTimer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.all([...this.attempts].map((attempt) => attempt.finished)),
+        new Promise<void>((resolve) => { graceTimer = setTimeout(resolve, graceMs); }),
+      ]);
+      clearTimeout(graceTimer);
+    }
+    await Promise.all([...this.attempts].map((attempt) => this.handBack(attempt)));
+    await this.handBackUnknownClaims();
+
+    for (const signal of this.stopSignals) process.removeListener(signal, this.onSignal);
+    this.announce('stopped');
+  }
+
+  // Cancels the waiting CALL until the claim loop has ended. A cancel that
+  // arrives before the CALL starts is lost, hence the repeat; one that arrives
+  // during the claim rolls the claim back. The connection is closed only after
+  // the last cancel went out, so no cancel can reach a later backend with its pid.
+  private async interruptClaimLoop(): Promise<void> {
+    if (!this.claimLoop) return;
+    let ended = false;
+    const loop = this.claimLoop.then(() => { ended = true; });
+    while (!ended) {
+      if (this.waitInFlight && this.waiterPid !== undefined) {
+        await this.pool.query('SELECT pg_cancel_backend($1)', [this.waiterPid])
+          .catch((err) => this.report(err, 'cancelling the waiting dequeue'));
+      }
+      await Promise.race([loop, sleep(250)]);
+    }
+    this.closeWaiter();
+  }
+
+  private async handBack(attempt: Attempt<Payload>): Promise<void> {
+    if (attempt.state !== 'running') return;
+    attempt.state = 'handedBack';
+    clearInterval(attempt.heartbeatTimer);
+    attempt.abort.abort(new Error('worker stopping'));
+    const stale = await this.handBackJob(attempt.job);
+    // The attempt had lost the job before it could be handed back.
+    if (stale) this.reportLost(attempt.job, stale);
+  }
+
+  // fail(..., retry_in => 0); a stale claim (QC003) is returned, not reported.
+  private async handBackJob(job: JobRecord<Payload>): Promise<StaleClaimError | undefined> {
+    try {
+      await this.pool.query("SELECT fail($1, $2, 'worker stopping', retry_in => interval '0')",
+        [job.id, job.attempt]);
+      this.logger?.info(`claimqueue worker ${this.name}: handed job ${job.id} back (worker stopping)`);
+      this.announce('handedBack', job);
+    } catch (err) {
+      const mapped = toClaimQueueError(err);
+      if (mapped instanceof StaleClaimError) return mapped;
+      this.report(mapped, `handing job ${job.id} back`);
+    }
+    return undefined;
+  }
+
+  // Every job still running under this worker's name (unique per worker) now
+  // is one no handler will finish: a claim that committed while its CALL was
+  // being cancelled, or a hand-back that failed above. Each is handed back.
+  private async handBackUnknownClaims(): Promise<void> {
+    try {
+      const { rows } = await this.pool.query(
+        `SELECT id, attempt, payload, max_attempts, priority, lease_expires_at, created_at
+           FROM queue_jobs
+          WHERE queue = $1 AND worker = $2 AND state = 'running' AND lease_expires_at IS NOT NULL`,
+        [this.queue, this.name]);
+      // QC003 here: the job finished meanwhile; nothing to hand back.
+      for (const row of rows) {
+        await this.handBackJob({
+          id: jobId(row.id),
+          queue: this.queue,
+          payload: row.payload,
+          attempt: row.attempt,
+          maxAttempts: row.max_attempts,
+          priority: row.priority,
+          leaseExpiresAt: new Date(row.lease_expires_at),
+          enqueuedAt: new Date(row.created_at),
+        });
+      }
+    } catch (err) {
+      this.report(err, 'looking for claims left behind');
+    }
+  }
+
+  private report(err: unknown, context: string): void {
+    this.logger?.error(`claimqueue worker ${this.name}: ${context}: ${errorText(err)}`);
+    if (this.listenerCount('error') > 0) this.announce('error', err);
+  }
+
+  // emit() that a throwing listener cannot break: the worker's own state comes first.
+  private announce<K extends keyof WorkerEvents<Payload>>(event: K, ...args: WorkerEvents<Payload>[K]): void {
+    try {
+      (this.emit as (name: K, ...rest: unknown[]) => boolean)(event, ...args);
+    } catch (err) {
+      this.logger?.error(`claimqueue worker ${this.name}: a '${String(event)}' listener threw: ${errorText(err)}`);
+    }
+  }
+}
+
+function errorText(err: unknown): string {
+  if (err instanceof Error) return err.message || err.name;
+  return String(err);
+}
