@@ -15,8 +15,6 @@ SQL_INSTALL  = build/sql/$(EXTENSION)--$(EXTVERSION).sql
 SQL_UPGRADES = $(foreach v,$(SQL_RELEASES),build/sql/$(EXTENSION)--$(v)--$(EXTVERSION).sql)
 SQL_SOURCES  = src/sql/build.sh $(wildcard src/sql/*.sql src/sql/api/*.sql src/sql/updates/*.sql)
 DATA_built   = $(SQL_INSTALL) $(SQL_UPGRADES)
-# The released versions' full scripts (CREATE EXTENSION ... VERSION).
-DATA         = $(wildcard src/sql/claimqueue--*.sql)
 DOCS         = README.md
 
 # One pg_regress file per SQL function or concern (sql/NAME.sql, expected/NAME.out).
