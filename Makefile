@@ -10,7 +10,8 @@ OBJS        = $(SRCS:.cpp=.o)
 # The SQL scripts are built from one source, src/sql (src/sql/README.md), by
 # src/sql/build.sh into build/sql: the install script of this version and one
 # upgrade script from each earlier release straight to it.
-SQL_RELEASES = $(shell sh src/sql/build.sh releases $(EXTVERSION))
+# (build.sh's complaints, if any, come from the rules below, once.)
+SQL_RELEASES := $(shell sh src/sql/build.sh releases $(EXTVERSION) 2>/dev/null)
 SQL_INSTALL  = build/sql/$(EXTENSION)--$(EXTVERSION).sql
 SQL_UPGRADES = $(foreach v,$(SQL_RELEASES),build/sql/$(EXTENSION)--$(v)--$(EXTVERSION).sql)
 SQL_SOURCES  = src/sql/build.sh $(wildcard src/sql/*.sql src/sql/api/*.sql src/sql/updates/*.sql)
@@ -51,11 +52,13 @@ src/engine/schema_version.o: claimqueue.control
 # unless src/sql/updates chains every release up to it.
 $(SQL_INSTALL): $(SQL_SOURCES) claimqueue.control
 	@mkdir -p $(@D)
-	sh src/sql/build.sh install $(EXTVERSION) >$@.tmp && mv $@.tmp $@
+	sh src/sql/build.sh install $(EXTVERSION) >$@.tmp || { rm -f $@.tmp; exit 1; }
+	mv $@.tmp $@
 
 $(SQL_UPGRADES): build/sql/$(EXTENSION)--%--$(EXTVERSION).sql: $(SQL_SOURCES) claimqueue.control
 	@mkdir -p $(@D)
-	sh src/sql/build.sh upgrade $* $(EXTVERSION) >$@.tmp && mv $@.tmp $@
+	sh src/sql/build.sh upgrade $* $(EXTVERSION) >$@.tmp || { rm -f $@.tmp; exit 1; }
+	mv $@.tmp $@
 
 .PHONY: unit test demo
 unit:
