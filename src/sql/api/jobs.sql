@@ -1,5 +1,6 @@
--- Jobs: enqueue, claim (dequeue), complete, fail, heartbeat, retry, cancel,
--- and the plan of the claim statement for tests.
+-- Jobs: enqueue, claim (dequeue), complete (alone, in a batch, or with the
+-- next claim in one call), fail, heartbeat, retry, cancel; and the plan of the
+-- claim statement, for tests.
 
 CREATE OR REPLACE FUNCTION @extschema@.enqueue(
     queue        text,
