@@ -7,9 +7,16 @@ MODULE_big  = claimqueue
 SRCS        = $(sort $(wildcard src/*.cpp src/*/*.cpp))
 OBJS        = $(SRCS:.cpp=.o)
 
-# Every version's full script (CREATE EXTENSION ... VERSION) and every upgrade script.
-DATA        = $(wildcard src/sql/claimqueue--*.sql)
-DOCS        = README.md
+# The SQL scripts are built from one source, src/sql (src/sql/README.md), by
+# src/sql/build.sh into build/sql: the install script of this version and one
+# upgrade script from each earlier release straight to it.
+# (build.sh's complaints, if any, come from the rules below, once.)
+SQL_RELEASES := $(shell sh src/sql/build.sh releases $(EXTVERSION) 2>/dev/null)
+SQL_INSTALL  = build/sql/$(EXTENSION)--$(EXTVERSION).sql
+SQL_UPGRADES = $(foreach v,$(SQL_RELEASES),build/sql/$(EXTENSION)--$(v)--$(EXTVERSION).sql)
+SQL_SOURCES  = src/sql/build.sh $(wildcard src/sql/*.sql src/sql/api/*.sql src/sql/updates/*.sql)
+DATA_built   = $(SQL_INSTALL) $(SQL_UPGRADES)
+DOCS         = README.md
 
 # One pg_regress file per SQL function or concern (sql/NAME.sql, expected/NAME.out).
 REGRESS      = $(basename $(notdir $(sort $(wildcard sql/*.sql))))
@@ -25,7 +32,7 @@ PG_CPPFLAGS = -I$(srcdir)/src -DCLAIMQUEUE_VERSION='"$(EXTVERSION)"'
 PG_CXXFLAGS = -std=c++17 -Wno-register
 SHLIB_LINK  = -lstdc++
 
-EXTRA_CLEAN = results output_iso regression.diffs regression.out tmp_check
+EXTRA_CLEAN = results output_iso regression.diffs regression.out tmp_check build/sql
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -40,6 +47,18 @@ include $(PGXS)
 
 # The one object that uses CLAIMQUEUE_VERSION is rebuilt when the version changes.
 src/engine/schema_version.o: claimqueue.control
+
+# The version goes to the SQL build as it goes to the compiler; build.sh fails
+# unless src/sql/updates chains every release up to it.
+$(SQL_INSTALL): $(SQL_SOURCES) claimqueue.control
+	@mkdir -p $(@D)
+	sh src/sql/build.sh install $(EXTVERSION) >$@.tmp || { rm -f $@.tmp; exit 1; }
+	mv $@.tmp $@
+
+$(SQL_UPGRADES): build/sql/$(EXTENSION)--%--$(EXTVERSION).sql: $(SQL_SOURCES) claimqueue.control
+	@mkdir -p $(@D)
+	sh src/sql/build.sh upgrade $* $(EXTVERSION) >$@.tmp || { rm -f $@.tmp; exit 1; }
+	mv $@.tmp $@
 
 .PHONY: unit test demo
 unit:

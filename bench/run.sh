@@ -9,8 +9,9 @@
 # Needs claimqueue built and installed (make && make install), pg_virtualenv
 # (postgresql-common), pgbench; gnuplot (optional) for the held-snapshot plot.
 # Writes bench/results/<timestamp>-<mode>.{md,csv}, <timestamp>-<mode>-held.csv,
-# <timestamp>-<mode>-held.png, and copies them to bench/results/latest-<mode>.*.
-# Logs go to bench/results/tmp/<timestamp>-<mode>/ (not committed).
+# <timestamp>-<mode>-held.png, and copies them to bench/results/latest-<mode>.*;
+# logs go to bench/results/tmp/<timestamp>-<mode>/. bench/results/ is not
+# tracked: bench/README.md keeps the tables of the runs worth keeping.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

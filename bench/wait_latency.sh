@@ -8,7 +8,8 @@
 #
 # Needs claimqueue built and installed, pg_virtualenv, node and npm (the
 # node-postgres client of examples/node-worker). Writes
-# bench/results/<timestamp>-wait.md and bench/results/latest-wait.md.
+# bench/results/<timestamp>-wait.md and bench/results/latest-wait.md (not
+# tracked: bench/README.md keeps the tables worth keeping).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
@@ -20,6 +21,7 @@ if [ "${1:-}" != --inner ]; then
         (cd "$here/../examples/node-worker" && npm install --no-audit --no-fund --silent >/dev/null)
     stamp=$(date -u +%Y%m%dT%H%M%SZ)
     out=$here/results/$stamp-wait.md
+    mkdir -p "$here/results"
     # As bench/run.sh: durable commits (pg_virtualenv's default is fsync=off).
     pg_virtualenv -t -o shared_preload_libraries=claimqueue -o max_connections=100 -o fsync=on \
         bash "$here/wait_latency.sh" --inner "$out"

@@ -1,7 +1,7 @@
 # cmake -DSOURCE_DIR=... -P cmake/check_meta.cmake
-# Checks that META.json agrees with claimqueue.control and the src/sql tree:
-# same version, and provides.claimqueue.file names an existing install script;
-# (The library takes its version from the control file at build time.)
+# Checks that META.json agrees with claimqueue.control, where the version is
+# written (the library and the SQL scripts take it from there at build time):
+# the same version, and provides.claimqueue.file names the control file.
 file(READ "${SOURCE_DIR}/claimqueue.control" _control)
 if(NOT _control MATCHES "default_version *= *'([^']+)'")
   message(FATAL_ERROR "claimqueue.control: no default_version")
@@ -25,8 +25,10 @@ endif()
 if(NOT _ext_version STREQUAL _control_version)
   string(APPEND _errors "META.json provides.claimqueue.version ${_ext_version} != ${_control_version}\n")
 endif()
-if(NOT _ext_file STREQUAL "src/sql/claimqueue--${_control_version}.sql")
-  string(APPEND _errors "META.json provides.claimqueue.file is ${_ext_file}\n")
+# The install script is build output (src/sql/README.md): the extension's
+# file is the control file, which names the version and the library.
+if(NOT _ext_file STREQUAL "claimqueue.control")
+  string(APPEND _errors "META.json provides.claimqueue.file is ${_ext_file}, not claimqueue.control\n")
 endif()
 if(NOT EXISTS "${SOURCE_DIR}/${_ext_file}")
   string(APPEND _errors "${_ext_file} does not exist\n")

@@ -105,9 +105,14 @@ api_asks_for_update() {
     out=$(sql -d "$1" -c "SET log_min_messages = fatal" -c "SELECT enqueue('default', '{}')" 2>&1)
     grep -q "HINT:  Run ALTER EXTENSION claimqueue UPDATE in this database." <<<"$out"
 }
+# The released versions' full scripts are not installed: they come from an
+# extension directory of their own (test/lib/released.sh).
+source test/lib/released.sh
+released=$(released_extension_dir) || echo "# no extension directory with the released versions"
+released_sql() { PGOPTIONS="-c extension_destdir=$released" sql "$@"; }
 for version in 0.1.0 0.3.0; do
     sql -d postgres -c "CREATE DATABASE old" >/dev/null
-    sql -d old -c "SET client_min_messages = error" -c "CREATE EXTENSION claimqueue VERSION '$version'"
+    released_sql -d old -c "SET client_min_messages = error" -c "CREATE EXTENSION claimqueue VERSION '$version'"
     check "on $version the queue API refuses with a hint to run ALTER EXTENSION UPDATE" \
         api_asks_for_update old
     # So the abandoned claim is written as that version's dequeue() left it.
@@ -120,11 +125,12 @@ for version in 0.1.0 0.3.0; do
     check "a database on $version gets no reaper: its expired lease stays running" \
         is old "SELECT state FROM claimqueue.jobs WHERE id = $job" running
     check "and no reaper process" no_reaper old
-    sql -d old -c "ALTER EXTENSION claimqueue UPDATE"
+    released_sql -d old -c "ALTER EXTENSION claimqueue UPDATE"
     check "ALTER EXTENSION claimqueue UPDATE ($version) gives it one" until_true has_reaper old
     check "which returns the lease" until_true is old "SELECT state FROM claimqueue.jobs WHERE id = $job" ready
     sql -d postgres -c "DROP DATABASE old"
 done
+rm -rf "$released"
 
 # --- the scan of expired leases starts at a mark (so it does not walk the
 # entries of jobs finished under an old snapshot); the mark never passes the

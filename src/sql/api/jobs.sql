@@ -1,0 +1,149 @@
+-- Jobs: enqueue, claim (dequeue), complete (alone, in a batch, or with the
+-- next claim in one call), fail, heartbeat, retry, cancel; and the plan of the
+-- claim statement, for tests.
+
+CREATE OR REPLACE FUNCTION @extschema@.enqueue(
+    queue        text,
+    payload      jsonb       DEFAULT '{}',
+    run_at       timestamptz DEFAULT NULL,
+    priority     integer     DEFAULT 0,
+    max_attempts integer     DEFAULT NULL,
+    dedup_key    text        DEFAULT NULL)
+RETURNS bigint
+LANGUAGE c VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'cq_enqueue';
+COMMENT ON FUNCTION @extschema@.enqueue(text, jsonb, timestamptz, integer, integer, text)
+    IS 'add a job; claimable once this transaction commits and run_at has passed; a live job with the same dedup_key is returned instead';
+
+CREATE OR REPLACE FUNCTION @extschema@.enqueue_batch(
+    queue        text,
+    payloads     jsonb[],
+    run_at       timestamptz DEFAULT NULL,
+    priority     integer     DEFAULT 0,
+    max_attempts integer     DEFAULT NULL)
+RETURNS SETOF bigint
+LANGUAGE c VOLATILE SECURITY INVOKER ROWS 100
+SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'cq_enqueue_batch';
+COMMENT ON FUNCTION @extschema@.enqueue_batch(text, jsonb[], timestamptz, integer, integer)
+    IS 'add one job per payload in one statement; returns the ids in payload order';
+
+CREATE OR REPLACE FUNCTION @extschema@.dequeue(
+    queue  text,
+    worker text,
+    batch  integer  DEFAULT 1,
+    lease  interval DEFAULT NULL)
+RETURNS TABLE (
+    id               bigint,
+    payload          jsonb,
+    attempt          integer,
+    max_attempts     integer,
+    priority         integer,
+    lease_expires_at timestamptz,
+    enqueued_at      timestamptz)
+LANGUAGE c VOLATILE SECURITY INVOKER ROWS 1
+SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'cq_dequeue';
+COMMENT ON FUNCTION @extschema@.dequeue(text, text, integer, interval)
+    IS 'claim up to batch ready jobs (priority, then FIFO) with FOR UPDATE SKIP LOCKED; attempt is the fencing token';
+
+CREATE OR REPLACE FUNCTION @extschema@.complete(id bigint, attempt integer)
+RETURNS void
+LANGUAGE c VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'cq_complete';
+COMMENT ON FUNCTION @extschema@.complete(bigint, integer)
+    IS 'mark a running job done; raises QC003 (stale_claim) unless it is still running under this attempt';
+
+-- Named apart from complete(): an overload would make complete($1, $2) with
+-- untyped parameters (node-postgres, pgbench -M prepared) ambiguous.
+CREATE OR REPLACE FUNCTION @extschema@.complete_batch(ids bigint[], attempts integer[])
+RETURNS void
+LANGUAGE c VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'cq_complete_many';
+COMMENT ON FUNCTION @extschema@.complete_batch(bigint[], integer[])
+    IS 'complete up to 1000 running jobs in one statement, all or nothing; QC003 names the first one no longer held';
+
+CREATE OR REPLACE FUNCTION @extschema@.fail(
+    id       bigint,
+    attempt  integer,
+    error    text     DEFAULT NULL,
+    retry_in interval DEFAULT NULL)
+RETURNS text
+LANGUAGE c VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'cq_fail';
+COMMENT ON FUNCTION @extschema@.fail(bigint, integer, text, interval)
+    IS 'record a failed attempt: back to ready after a backoff (or retry_in), or failed when attempts are used up; returns the new state';
+
+CREATE OR REPLACE FUNCTION @extschema@.heartbeat(id bigint, attempt integer, extend interval DEFAULT NULL)
+RETURNS timestamptz
+LANGUAGE c VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'cq_heartbeat';
+COMMENT ON FUNCTION @extschema@.heartbeat(bigint, integer, interval)
+    IS 'extend the lease of a running job (by the queue''s lease, or extend); returns the new expiry';
+
+CREATE OR REPLACE FUNCTION @extschema@.retry(id bigint, run_at timestamptz DEFAULT NULL)
+RETURNS void
+LANGUAGE c VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'cq_retry';
+COMMENT ON FUNCTION @extschema@.retry(bigint, timestamptz)
+    IS 'put a failed or cancelled job back to ready with one more attempt';
+
+CREATE OR REPLACE FUNCTION @extschema@.cancel(id bigint)
+RETURNS void
+LANGUAGE c VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'cq_cancel';
+COMMENT ON FUNCTION @extschema@.cancel(bigint)
+    IS 'cancel a ready or running job; a running job''s worker then gets QC003 on complete/fail';
+
+-- A worker that commits once per job: the previous job's completion and the
+-- next claim in one call, so a loop of one statement per job in autocommit
+-- costs one round trip and one durable commit.
+CREATE OR REPLACE FUNCTION @extschema@.complete_and_dequeue(
+    id      bigint,
+    attempt integer,
+    queue   text,
+    worker  text,
+    batch   integer  DEFAULT 1,
+    lease   interval DEFAULT NULL)
+RETURNS TABLE (
+    id               bigint,
+    payload          jsonb,
+    attempt          integer,
+    max_attempts     integer,
+    priority         integer,
+    lease_expires_at timestamptz,
+    enqueued_at      timestamptz)
+LANGUAGE c VOLATILE SECURITY INVOKER ROWS 1
+SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'cq_complete_and_dequeue';
+COMMENT ON FUNCTION @extschema@.complete_and_dequeue(bigint, integer, text, text, integer, interval)
+    IS 'complete(id, attempt), then dequeue(queue, worker, batch, lease), in one call; a stale attempt raises QC003 and claims nothing; id and attempt NULL only claim';
+
+-- Development aid for tests: the plan of the claim statement dequeue() runs.
+CREATE OR REPLACE FUNCTION claimqueue.explain_claim(queue text, batch integer DEFAULT 1)
+RETURNS SETOF text
+LANGUAGE c VOLATILE
+SET search_path = pg_catalog, pg_temp
+SET plan_cache_mode = force_generic_plan
+AS 'MODULE_PATHNAME', 'cq_explain_claim';
+
+REVOKE ALL ON FUNCTION
+    @extschema@.enqueue(text, jsonb, timestamptz, integer, integer, text),
+    @extschema@.enqueue_batch(text, jsonb[], timestamptz, integer, integer),
+    @extschema@.dequeue(text, text, integer, interval),
+    @extschema@.complete(bigint, integer),
+    @extschema@.complete_batch(bigint[], integer[]),
+    @extschema@.fail(bigint, integer, text, interval),
+    @extschema@.heartbeat(bigint, integer, interval),
+    @extschema@.retry(bigint, timestamptz),
+    @extschema@.cancel(bigint),
+    @extschema@.complete_and_dequeue(bigint, integer, text, text, integer, interval),
+    claimqueue.explain_claim(text, integer)
+FROM PUBLIC;

@@ -1,0 +1,86 @@
+-- Queues: create, alter and drop them; the merge of a restored default queue;
+-- the preload check.
+--
+-- The SQL API (this file and the rest of src/sql/api/, in every script, so
+-- everything is CREATE OR REPLACE). Every function pins search_path (but
+-- dequeue_wait(), a procedure that commits, and ready_position(), which runs
+-- no SQL: api/waiting.sql, api/cursors.sql) and names what it uses with its
+-- schema. The queue functions are SECURITY INVOKER C functions
+-- that check the caller's privileges on the queue (queue_grants,
+-- api/access.sql), then run as the extension's owner: the tables are
+-- reachable only through these functions and the views. EXECUTE is revoked
+-- from PUBLIC and granted to the roles claimqueue_producer, _consumer and
+-- _admin (api/roles.sql).
+
+-- An INSERT of a queue named default while one exists (only a restore does
+-- that: create_queue() checks first) updates the existing row instead.
+CREATE OR REPLACE FUNCTION claimqueue.merge_default_queue() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    UPDATE claimqueue.queues
+       SET queue_id = NEW.queue_id, lease = NEW.lease, max_attempts = NEW.max_attempts,
+           backoff_base = NEW.backoff_base, backoff_cap = NEW.backoff_cap,
+           retention = NEW.retention, created_at = NEW.created_at
+     WHERE name = NEW.name;
+    IF FOUND THEN
+        RETURN NULL;
+    END IF;
+    RETURN NEW;
+END
+$$;
+CREATE OR REPLACE TRIGGER merge_default_queue BEFORE INSERT ON claimqueue.queues
+    FOR EACH ROW WHEN (NEW.name = 'default') EXECUTE FUNCTION claimqueue.merge_default_queue();
+
+-- Warns when the library is not in shared_preload_libraries (called at the
+-- end of CREATE EXTENSION: src/sql/install_end.sql).
+CREATE OR REPLACE FUNCTION claimqueue.check_preload() RETURNS boolean
+    LANGUAGE c VOLATILE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'cq_check_preload';
+
+CREATE OR REPLACE FUNCTION @extschema@.create_queue(
+    name          text,
+    lease         interval DEFAULT '30 seconds',
+    max_attempts  integer  DEFAULT 5,
+    backoff_base  interval DEFAULT '1 second',
+    backoff_cap   interval DEFAULT '1 hour',
+    retention     interval DEFAULT '7 days',
+    if_not_exists boolean  DEFAULT false)
+RETURNS boolean
+LANGUAGE c VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'cq_create_queue';
+COMMENT ON FUNCTION @extschema@.create_queue(text, interval, integer, interval, interval, interval, boolean)
+    IS 'create a queue with its defaults; true if created, false if it existed and if_not_exists';
+
+CREATE OR REPLACE FUNCTION @extschema@.alter_queue(
+    name          text,
+    lease         interval DEFAULT NULL,
+    max_attempts  integer  DEFAULT NULL,
+    backoff_base  interval DEFAULT NULL,
+    backoff_cap   interval DEFAULT NULL,
+    retention     interval DEFAULT NULL)
+RETURNS void
+LANGUAGE c VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'cq_alter_queue';
+COMMENT ON FUNCTION @extschema@.alter_queue(text, interval, integer, interval, interval, interval)
+    IS 'change a queue''s defaults; NULL leaves a setting as it is';
+
+CREATE OR REPLACE FUNCTION @extschema@.drop_queue(name text, force boolean DEFAULT false)
+RETURNS bigint
+LANGUAGE c VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'cq_drop_queue';
+COMMENT ON FUNCTION @extschema@.drop_queue(text, boolean)
+    IS 'drop a queue and its jobs; refuses while jobs are ready or running unless force; returns jobs deleted';
+
+REVOKE ALL ON FUNCTION
+    @extschema@.create_queue(text, interval, integer, interval, interval, interval, boolean),
+    @extschema@.alter_queue(text, interval, integer, interval, interval, interval),
+    @extschema@.drop_queue(text, boolean),
+    claimqueue.check_preload(),
+    claimqueue.merge_default_queue()
+FROM PUBLIC;

@@ -1,0 +1,60 @@
+-- Roles (0.2.0), last in every script: what each may call. Three NOLOGIN
+-- roles, created unless they exist (roles belong to the cluster: DROP
+-- EXTENSION leaves them, and pg_dump does not dump them; pg_dumpall does):
+--   claimqueue_producer  EXECUTE on enqueue, enqueue_batch
+--   claimqueue_consumer  EXECUTE on dequeue, complete, complete_batch,
+--                        complete_and_dequeue, fail, heartbeat, next_due,
+--                        dequeue_wait
+--   claimqueue_admin     EXECUTE on all of these and the administration
+--                        functions; every queue without a grant
+-- All three may read the views. Per-queue grants (grant_queue, api/access.sql)
+-- come on top: a producer or consumer acts only on the queues it holds the
+-- privilege for. Every function and view has had EXECUTE or SELECT revoked
+-- from PUBLIC in its own file, before these grants.
+DO $roles$
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = 'claimqueue_producer') THEN
+        CREATE ROLE claimqueue_producer NOLOGIN;
+    END IF;
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = 'claimqueue_consumer') THEN
+        CREATE ROLE claimqueue_consumer NOLOGIN;
+    END IF;
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = 'claimqueue_admin') THEN
+        CREATE ROLE claimqueue_admin NOLOGIN;
+    END IF;
+END
+$roles$;
+
+GRANT EXECUTE ON FUNCTION
+    @extschema@.enqueue(text, jsonb, timestamptz, integer, integer, text),
+    @extschema@.enqueue_batch(text, jsonb[], timestamptz, integer, integer)
+TO claimqueue_producer, claimqueue_admin;
+GRANT EXECUTE ON FUNCTION
+    @extschema@.dequeue(text, text, integer, interval),
+    @extschema@.complete(bigint, integer),
+    @extschema@.complete_batch(bigint[], integer[]),
+    @extschema@.fail(bigint, integer, text, interval),
+    @extschema@.heartbeat(bigint, integer, interval)
+TO claimqueue_consumer, claimqueue_admin;
+GRANT EXECUTE ON FUNCTION
+    @extschema@.create_queue(text, interval, integer, interval, interval, interval, boolean),
+    @extschema@.alter_queue(text, interval, integer, interval, interval, interval),
+    @extschema@.drop_queue(text, boolean),
+    @extschema@.retry(bigint, timestamptz),
+    @extschema@.cancel(bigint),
+    @extschema@.reap(text),
+    @extschema@.purge(text),
+    @extschema@.grant_queue(text, text, text),
+    @extschema@.revoke_queue(text, text, text)
+TO claimqueue_admin;
+GRANT SELECT ON @extschema@.queue_stats, @extschema@.queue_jobs, @extschema@.queue_settings,
+    @extschema@.queue_privileges, @extschema@.reaper_stats
+TO claimqueue_producer, claimqueue_consumer, claimqueue_admin;
+GRANT EXECUTE ON FUNCTION
+    @extschema@.next_due(text),
+    @extschema@.complete_and_dequeue(bigint, integer, text, text, integer, interval)
+TO claimqueue_consumer, claimqueue_admin;
+GRANT EXECUTE ON PROCEDURE @extschema@.dequeue_wait(text, text, integer, interval, interval, jsonb)
+TO claimqueue_consumer, claimqueue_admin;
+GRANT SELECT ON @extschema@.claim_cursor_usage
+TO claimqueue_producer, claimqueue_consumer, claimqueue_admin;

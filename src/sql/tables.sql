@@ -1,0 +1,141 @@
+-- The tables: schema, tables, indexes, sequences, config-dump marks and the
+-- rows CREATE EXTENSION starts with. First in the install script only; an
+-- upgrade makes its table changes in src/sql/updates/ instead, so a change
+-- here needs its twin there (src/sql/README.md).
+
+-- Internals live in a schema of their own; the API goes into the extension's
+-- schema (public by default) so clients can call dequeue() unqualified.
+CREATE SCHEMA claimqueue;
+REVOKE ALL ON SCHEMA claimqueue FROM PUBLIC;
+
+CREATE TABLE claimqueue.queues (
+    queue_id      serial PRIMARY KEY,
+    name          text NOT NULL UNIQUE
+                  CHECK (name ~ '^[a-z0-9_][a-z0-9_.-]{0,62}$'),
+    -- Durations compare by the API's rule, extract(epoch ...): a day is 24 hours,
+    -- a month 30 days, a year 365.25 days (interval's own < counts a year as
+    -- 360 days, and would refuse values the API accepts).
+    lease         interval NOT NULL DEFAULT '30 seconds'
+                  CONSTRAINT queues_lease_check CHECK (extract(epoch FROM lease) > 0),
+    max_attempts  integer NOT NULL DEFAULT 5 CHECK (max_attempts BETWEEN 1 AND 10000),
+    backoff_base  interval NOT NULL DEFAULT '1 second'
+                  CONSTRAINT queues_backoff_base_check CHECK (extract(epoch FROM backoff_base) >= 0),
+    backoff_cap   interval NOT NULL DEFAULT '1 hour',
+    retention     interval NOT NULL DEFAULT '7 days'
+                  CONSTRAINT queues_retention_check CHECK (extract(epoch FROM retention) >= 0),
+    created_at    timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    CONSTRAINT queues_check
+        CHECK (extract(epoch FROM backoff_cap) >= extract(epoch FROM backoff_base))
+);
+COMMENT ON TABLE claimqueue.queues IS 'claimqueue queues and their per-queue defaults';
+
+-- One row per job. State machine: ready -> running -> done | ready (retry) | failed;
+-- ready|running -> cancelled; failed|cancelled -> ready (retry()).
+CREATE TABLE claimqueue.jobs (
+    id               bigserial PRIMARY KEY,
+    queue_id         integer NOT NULL,
+    state            text NOT NULL DEFAULT 'ready'
+                     CHECK (state IN ('ready', 'running', 'done', 'failed', 'cancelled')),
+    priority         smallint NOT NULL DEFAULT 0 CHECK (priority BETWEEN -100 AND 100),
+    attempt          integer NOT NULL DEFAULT 0,   -- the fencing token of the latest claim
+    max_attempts     integer NOT NULL CHECK (max_attempts >= 1),
+    run_at           timestamptz NOT NULL,
+    created_at       timestamptz NOT NULL,
+    started_at       timestamptz,
+    finished_at      timestamptz,
+    lease_expires_at timestamptz,
+    worker           text,
+    dedup_key        text,
+    last_error       text,
+    payload          jsonb NOT NULL,
+    pos              bigint        -- claim position while ready and due (0.3.0, jobs_ready_idx)
+);
+COMMENT ON TABLE claimqueue.jobs IS 'claimqueue jobs, all states';
+
+-- Claim positions (0.3.0): every entry into the claimable set draws a fresh
+-- position, and claims read each (queue, priority) lane in position order from
+-- a cursor kept in shared memory, so a claim never walks the index entries of
+-- jobs already claimed, even while an old snapshot keeps them
+-- (src/engine/README.md, "Claim cursors").
+--
+-- The claim path: claimable jobs only, one lane per (queue, priority) in
+-- position order, so a claim's cost grows neither with the finished jobs kept
+-- nor (with its cursor) with the jobs claimed before it.
+CREATE INDEX jobs_ready_idx ON claimqueue.jobs (queue_id, priority DESC, pos)
+    WHERE state = 'ready' AND pos IS NOT NULL;
+-- Ready jobs waiting for their run_at, found when due.
+CREATE INDEX jobs_scheduled_idx ON claimqueue.jobs (queue_id, run_at)
+    WHERE state = 'ready' AND pos IS NULL;
+-- Expired leases are found without scanning finished jobs. The predicate names
+-- lease_expires_at so that only lease queries can use this index: a lookup of
+-- one running job by id (complete, fail, heartbeat) must take the primary key,
+-- however few running jobs the statistics last saw.
+CREATE INDEX jobs_running_idx ON claimqueue.jobs (lease_expires_at)
+    WHERE state = 'running' AND lease_expires_at IS NOT NULL;
+-- One live job per dedup key and queue; finished jobs free the key.
+CREATE UNIQUE INDEX jobs_dedup_idx ON claimqueue.jobs (queue_id, dedup_key)
+    WHERE dedup_key IS NOT NULL AND state IN ('ready', 'running');
+-- Retention: finished jobs by queue and age, so purging never scans the
+-- ready and running ones, nor the whole table.
+CREATE INDEX jobs_finished_idx ON claimqueue.jobs (queue_id, finished_at)
+    WHERE state IN ('done', 'failed', 'cancelled');
+
+-- Kept by pg_dump, every row. The default queue is created by CREATE EXTENSION
+-- itself, so on restore its dumped row (settings and id) is merged into the one
+-- CREATE EXTENSION made, by the trigger merge_default_queue (api/queues.sql),
+-- instead of colliding with it.
+SELECT pg_catalog.pg_extension_config_dump('claimqueue.queues', '');
+SELECT pg_catalog.pg_extension_config_dump('claimqueue.queues_queue_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('claimqueue.jobs', '');
+SELECT pg_catalog.pg_extension_config_dump('claimqueue.jobs_id_seq', '');
+
+INSERT INTO claimqueue.queues (queue_id, name) VALUES (1, 'default');
+SELECT pg_catalog.setval('claimqueue.queues_queue_id_seq', 1);
+
+-- Per-queue privileges: produce (enqueue), consume (dequeue, complete, fail,
+-- heartbeat) and manage (alter, drop, retry, cancel, reap, purge, grants).
+-- Grantee 0 ('-') is PUBLIC. Members of claimqueue_admin, superusers and the
+-- extension's owner need no grant.
+CREATE TABLE claimqueue.queue_grants (
+    queue_id  integer NOT NULL
+              REFERENCES claimqueue.queues ON DELETE CASCADE ON UPDATE CASCADE,
+    grantee   regrole NOT NULL,
+    privilege text NOT NULL CHECK (privilege IN ('produce', 'consume', 'manage')),
+    PRIMARY KEY (queue_id, grantee, privilege)
+);
+COMMENT ON TABLE claimqueue.queue_grants IS 'who may produce into, consume from or manage each queue (grantee 0: PUBLIC)';
+SELECT pg_catalog.pg_extension_config_dump('claimqueue.queue_grants', '');
+
+-- Advisory-lock namespaces (api/locks.sql has the mapping): the first int4 key
+-- of a lock is its namespace's id, the second a registered key's id in
+-- 'registered' namespaces. Namespace 1 is claimqueue's own ('internal').
+CREATE TABLE claimqueue.lock_namespaces (
+    namespace_id  serial PRIMARY KEY,
+    name          text NOT NULL UNIQUE
+                  CHECK (name ~ '^[a-z0-9_][a-z0-9_.-]{0,62}$'),
+    key_mode      text NOT NULL
+                  CHECK (key_mode IN ('registered', 'hash', 'integer')
+                         OR (key_mode = 'internal' AND namespace_id = 1)),
+    created_at    timestamptz NOT NULL DEFAULT pg_catalog.now()
+);
+COMMENT ON TABLE claimqueue.lock_namespaces
+    IS 'advisory-lock namespaces: the first int4 key of each lock; ids are never reused';
+
+CREATE TABLE claimqueue.lock_keys (
+    key_id        serial PRIMARY KEY,
+    namespace_id  integer NOT NULL REFERENCES claimqueue.lock_namespaces,
+    key           text NOT NULL CHECK (octet_length(key) BETWEEN 1 AND 512),
+    created_at    timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    UNIQUE (namespace_id, key)
+);
+COMMENT ON TABLE claimqueue.lock_keys
+    IS 'registered lock keys: the second int4 key of locks in registered namespaces; ids are never reused';
+
+INSERT INTO claimqueue.lock_namespaces (namespace_id, name, key_mode) VALUES (1, 'claimqueue', 'internal');
+SELECT pg_catalog.setval('claimqueue.lock_namespaces_namespace_id_seq', 1);
+
+-- Kept by pg_dump, all but the reserved namespace, which CREATE EXTENSION makes.
+SELECT pg_catalog.pg_extension_config_dump('claimqueue.lock_namespaces', 'WHERE namespace_id <> 1');
+SELECT pg_catalog.pg_extension_config_dump('claimqueue.lock_namespaces_namespace_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('claimqueue.lock_keys', '');
+SELECT pg_catalog.pg_extension_config_dump('claimqueue.lock_keys_key_id_seq', '');

@@ -1,0 +1,17 @@
+-- 0.3.0 -> 0.3.1: the duration checks of claimqueue.queues follow the API's
+-- rule.
+
+-- Durations compare by the API's rule, extract(epoch ...): a year is 365.25
+-- days, where interval's own comparison counts 360 and refused values the API
+-- had accepted. Every stored value passes (the API only ever wrote values
+-- that are positive, or not negative, by this rule).
+ALTER TABLE claimqueue.queues
+    DROP CONSTRAINT queues_lease_check,
+    DROP CONSTRAINT queues_backoff_base_check,
+    DROP CONSTRAINT queues_retention_check,
+    DROP CONSTRAINT queues_check,
+    ADD CONSTRAINT queues_lease_check CHECK (extract(epoch FROM lease) > 0),
+    ADD CONSTRAINT queues_backoff_base_check CHECK (extract(epoch FROM backoff_base) >= 0),
+    ADD CONSTRAINT queues_retention_check CHECK (extract(epoch FROM retention) >= 0),
+    ADD CONSTRAINT queues_check
+        CHECK (extract(epoch FROM backoff_cap) >= extract(epoch FROM backoff_base));
