@@ -150,20 +150,37 @@ void RequireAdmin(const char *action)
 
 }  // namespace claimqueue
 
-// claimqueue.queue_grants_changed(): statement trigger on queue_grants. Every
-// change (grant_queue, revoke_queue, a dropped queue's cascade, a restore, a
-// superuser's own DML) invalidates the table's relcache entry, which tells
-// every session to forget the grants it remembered.
-CQ_FUNCTION(cq_queue_grants_changed)
+namespace {
+
+// A statement trigger's table changed: invalidate its relcache entry, which
+// tells every session (this one at once, others at their next transaction) to
+// drop what it cached from it (engine/queue_cache.hpp).
+Datum InvalidateTriggerTable(FunctionCallInfo fcinfo, const char *name)
 {
     if (!CALLED_AS_TRIGGER(fcinfo))
         ereport(ERROR, (errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-                        errmsg("queue_grants_changed() must be called as a trigger")));
+                        errmsg("%s() must be called as a trigger", name)));
     TriggerData *trigger = (TriggerData *) fcinfo->context;
     CacheInvalidateRelcacheByRelid(RelationGetRelid(trigger->tg_relation));
     return PointerGetDatum(nullptr);
 }
 
+}  // namespace
+
+// claimqueue.queue_grants_changed(): statement trigger on queue_grants. Every
+// change (grant_queue, revoke_queue, a dropped queue's cascade, a restore, a
+// superuser's own DML) makes every session forget the grants it remembered.
+CQ_FUNCTION(cq_queue_grants_changed)
+{
+    return InvalidateTriggerTable(fcinfo, "queue_grants_changed");
+}
+
+// claimqueue.queues_changed(): the same on claimqueue.queues (ids, leases and
+// backoffs remembered).
+CQ_FUNCTION(cq_table_changed)
+{
+    return InvalidateTriggerTable(fcinfo, "queues_changed");
+}
 
 // claimqueue.api_caller() -> regrole: the role that called the queue API
 // function running now, NULL outside one (for triggers on claimqueue.jobs).

@@ -56,7 +56,7 @@ COMMENT ON TABLE claimqueue.jobs IS 'claimqueue jobs, all states';
 -- position, and claims read each (queue, priority) lane in position order from
 -- a cursor kept in shared memory, so a claim never walks the index entries of
 -- jobs already claimed, even while an old snapshot keeps them
--- (src/engine/README.md, "Claim cursors").
+-- (src/cursors/README.md).
 --
 -- The claim path: claimable jobs only, one lane per (queue, priority) in
 -- position order, so a claim's cost grows neither with the finished jobs kept

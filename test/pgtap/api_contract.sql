@@ -93,7 +93,7 @@ INSERT INTO api VALUES
 
 -- Helpers that are not part of the client API (schema claimqueue).
 CREATE TEMP TABLE helpers (ord int PRIMARY KEY, fn name NOT NULL, args name[] NOT NULL);
-INSERT INTO helpers VALUES (1, 'check_preload', '{}'), (2, 'explain_claim', '{text,integer}'),
+INSERT INTO helpers VALUES (1, 'check_preload', '{}'), (2, 'queues_changed', '{}'),
                            (3, 'merge_default_queue', '{}'), (4, 'reaper_status', '{}'),
                            (5, 'start_reaper', '{}'), (6, 'visible_queues', '{}'),
                            (7, 'queue_grants_changed', '{}'), (8, 'waiters', '{}'),
@@ -162,7 +162,6 @@ SELECT is(pg_catalog.pg_get_function_result(
 -- Helpers: 13 x 4 ------------------------------------------------------------
 SELECT has_function('claimqueue', fn, args) FROM helpers ORDER BY ord;
 SELECT isnt_definer('claimqueue', fn, args) FROM helpers ORDER BY ord;
--- explain_claim() also sets plan_cache_mode, to show dequeue()'s generic plan.
 SELECT is((SELECT p.proconfig[1] FROM pg_catalog.pg_proc p
            WHERE p.oid = pg_catalog.to_regprocedure(
                      format('claimqueue.%I(%s)', fn, array_to_string(args, ',')))),

@@ -2,9 +2,9 @@
 -- draws a fresh position, and claims read each (queue, priority) lane in
 -- position order from a cursor kept in shared memory, so a claim never walks
 -- the index entries of jobs already claimed, even while an old snapshot keeps
--- them (src/engine/README.md, "Claim cursors"; the column pos and the index
--- jobs_ready_idx are in src/sql/tables.sql). Since 0.3.1 the cursors'
--- invariants are checked on demand and their shared table is shown.
+-- them (src/cursors/README.md; the column pos and the index jobs_ready_idx are
+-- in src/sql/tables.sql). Since 0.4.0 the cursors' invariants are checked on
+-- demand and their shared table is shown.
 
 -- Called by the claim engine's statements for each job entering the ready
 -- state: a new position if the job is due at `now`, else NULL. Internal. It

@@ -126,14 +126,6 @@ AS 'MODULE_PATHNAME', 'cq_complete_and_dequeue';
 COMMENT ON FUNCTION @extschema@.complete_and_dequeue(bigint, integer, text, text, integer, interval)
     IS 'complete(id, attempt), then dequeue(queue, worker, batch, lease), in one call; a stale attempt raises QC003 and claims nothing; id and attempt NULL only claim';
 
--- Development aid for tests: the plan of the claim statement dequeue() runs.
-CREATE OR REPLACE FUNCTION claimqueue.explain_claim(queue text, batch integer DEFAULT 1)
-RETURNS SETOF text
-LANGUAGE c VOLATILE
-SET search_path = pg_catalog, pg_temp
-SET plan_cache_mode = force_generic_plan
-AS 'MODULE_PATHNAME', 'cq_explain_claim';
-
 REVOKE ALL ON FUNCTION
     @extschema@.enqueue(text, jsonb, timestamptz, integer, integer, text),
     @extschema@.enqueue_batch(text, jsonb[], timestamptz, integer, integer),
@@ -144,6 +136,5 @@ REVOKE ALL ON FUNCTION
     @extschema@.heartbeat(bigint, integer, interval),
     @extschema@.retry(bigint, timestamptz),
     @extschema@.cancel(bigint),
-    @extschema@.complete_and_dequeue(bigint, integer, text, text, integer, interval),
-    claimqueue.explain_claim(text, integer)
+    @extschema@.complete_and_dequeue(bigint, integer, text, text, integer, interval)
 FROM PUBLIC;

@@ -33,6 +33,19 @@ $$;
 CREATE OR REPLACE TRIGGER merge_default_queue BEFORE INSERT ON claimqueue.queues
     FOR EACH ROW WHEN (NEW.name = 'default') EXECUTE FUNCTION claimqueue.merge_default_queue();
 
+-- Every change of the queues tells all sessions to forget what they remembered
+-- of them (ids by name, leases and backoffs: src/engine/queue_cache.hpp), at
+-- their next transaction; create_queue, alter_queue, drop_queue, a restore and
+-- a superuser's own DML alike.
+CREATE OR REPLACE FUNCTION claimqueue.queues_changed() RETURNS trigger
+    LANGUAGE c
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'cq_table_changed';
+REVOKE ALL ON FUNCTION claimqueue.queues_changed() FROM PUBLIC;
+CREATE OR REPLACE TRIGGER queues_changed
+    AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON claimqueue.queues
+    FOR EACH STATEMENT EXECUTE FUNCTION claimqueue.queues_changed();
+
 -- Warns when the library is not in shared_preload_libraries (called at the
 -- end of CREATE EXTENSION: src/sql/install_end.sql).
 CREATE OR REPLACE FUNCTION claimqueue.check_preload() RETURNS boolean

@@ -1,4 +1,4 @@
--- 0.3.0 -> 0.3.1: the duration checks of claimqueue.queues follow the API's
+-- 0.3.0 -> 0.4.0: the duration checks of claimqueue.queues follow the API's
 -- rule.
 
 -- Durations compare by the API's rule, extract(epoch ...): a year is 365.25
@@ -15,3 +15,7 @@ ALTER TABLE claimqueue.queues
     ADD CONSTRAINT queues_retention_check CHECK (extract(epoch FROM retention) >= 0),
     ADD CONSTRAINT queues_check
         CHECK (extract(epoch FROM backoff_cap) >= extract(epoch FROM backoff_base));
+
+-- A claim runs no SQL statement since 0.4.0 (src/engine/job_rows.hpp): there
+-- is no plan left for explain_claim() to show.
+DROP FUNCTION claimqueue.explain_claim(text, integer);
