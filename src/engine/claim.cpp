@@ -186,15 +186,14 @@ uint64 ClaimInto(JobRows *rows, text *queue, text *worker, int32 batch, Interval
 void CompleteInto(JobRows *rows, int64 id, int32 attempt, TimestampTz now)
 {
     JobRow job;
-    if (!LockRunningJob(rows, id, attempt, &job))
-        ReportNotHeld(id, attempt, "complete");
     JobUpdate done = {};
     done.state = "done";
     done.set_finished_at = true;
     done.finished_at = now;
     done.set_lease = true;
     done.lease_expires_at = DT_NOBEGIN;
-    UpdateLockedJob(rows, done);
+    if (!FindRunningJob(rows, id, attempt, &job) || !UpdateRunningJob(rows, attempt, done))
+        ReportNotHeld(id, attempt, "complete");
 }
 
 // The queue's facts, or QC001 naming its id (a job whose queue went away).
@@ -265,7 +264,7 @@ const char *FailJob(int64 id, int32 attempt, text *error, Interval *retry_in)
 {
     JobRows *rows = OpenJobRows();
     JobRow job;
-    if (!LockRunningJob(rows, id, attempt, &job))
+    if (!FindRunningJob(rows, id, attempt, &job))
         ReportNotHeld(id, attempt, "fail");
     TimestampTz now = ClockNow();
     bool dead = attempt >= job.max_attempts;
@@ -294,7 +293,8 @@ const char *FailJob(int64 id, int32 attempt, text *error, Interval *retry_in)
         // Its queue's waiters wake at commit.
         NoteJobsReady(facts->name, 1, next_run);
     }
-    UpdateLockedJob(rows, update);
+    if (!UpdateRunningJob(rows, attempt, update))
+        ReportNotHeld(id, attempt, "fail");
     CloseJobRows(rows);
     return dead ? "failed" : "ready";
 }
@@ -303,13 +303,14 @@ TimestampTz HeartbeatJob(int64 id, int32 attempt, Interval *extend)
 {
     JobRows *rows = OpenJobRows();
     JobRow job;
-    if (!LockRunningJob(rows, id, attempt, &job))
+    if (!FindRunningJob(rows, id, attempt, &job))
         ReportNotHeld(id, attempt, "heartbeat");
     TimestampTz expires = ClockNow() + LeaseUsec(job.queue_id, extend);
     JobUpdate update = {};
     update.set_lease = true;
     update.lease_expires_at = expires;
-    UpdateLockedJob(rows, update);
+    if (!UpdateRunningJob(rows, attempt, update))
+        ReportNotHeld(id, attempt, "heartbeat");
     CloseJobRows(rows);
     return expires;
 }

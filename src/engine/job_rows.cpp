@@ -45,6 +45,7 @@ struct Writer {
     TupleTableSlot *scan_slot;  // a version as an index scan returned it
     TupleTableSlot *lock_slot;  // the version locked
     TupleTableSlot *new_slot;   // the version written
+    bool plain;                 // no row triggers, no generated columns: update directly
     bool in_use;
 };
 
@@ -116,6 +117,8 @@ Writer *Build(Relation rel, MemoryContext parent)
     w->scan_slot = ExecInitExtraTupleSlot(w->estate, desc, table_slot_callbacks(rel));
     w->lock_slot = ExecInitExtraTupleSlot(w->estate, desc, table_slot_callbacks(rel));
     w->new_slot = ExecInitExtraTupleSlot(w->estate, desc, &TTSOpsVirtual);
+    w->plain = w->rri->ri_TrigDesc == nullptr &&
+               !(rel->rd_att->constr && rel->rd_att->constr->has_generated_stored);
     MemoryContextSwitchTo(caller);
     return w;
 }
@@ -154,7 +157,7 @@ struct JobRows {
     Relation rel;
     Snapshot snapshot;
     EPQState epq;
-    bool have_locked;   // lock_slot holds the job LockRunningJob locked
+    bool have_found;    // scan_slot holds the job FindRunningJob found
 };
 
 // Relation changes (the session module calls it): the kept writer goes when
@@ -214,6 +217,9 @@ JobRows *OpenJobRows()
     w->in_use = true;
     w->rri->ri_RelationDesc = rel;
     w->estate->es_relations[0] = rel;
+    // A publication that publishes updates needs a replica identity (the
+    // primary key), as for any UPDATE.
+    CheckCmdReplicaIdentity(rel, CMD_UPDATE);
     AfterTriggerBeginQuery();
     InitEmptyEvalPlanQual(&rows->epq, w->estate);
     return rows;
@@ -316,10 +322,10 @@ void ReadJob(const Writer *w, TupleTableSlot *slot, JobRow *job)
     job->pos = Position(w, slot);
 }
 
-// new_slot := lock_slot's values, to be changed column by column.
-void StartNewVersion(Writer *w)
+// new_slot := the values of `from` (a version of the row), to be changed
+// column by column.
+void StartNewVersion(Writer *w, TupleTableSlot *from)
 {
-    TupleTableSlot *from = w->lock_slot;
     TupleTableSlot *to = w->new_slot;
     slot_getallattrs(from);
     ExecClearTuple(to);
@@ -340,13 +346,24 @@ void SetTime(Writer *w, Column c, TimestampTz t)
     Set(w, c, TimestampTzGetDatum(t), t == DT_NOBEGIN);
 }
 
-// Writes new_slot as the new version of the row lock_slot holds: constraints,
-// indexes, row triggers and WAL as an UPDATE's.
-void WriteNewVersion(JobRows *rows)
+// Writes new_slot as the new version of the row lock_slot holds (locked by
+// this transaction): constraints, indexes, row triggers and WAL as an UPDATE's.
+void WriteLockedVersion(JobRows *rows)
 {
     Writer *w = rows->writer;
     ExecStoreVirtualTuple(w->new_slot);
-    ExecSimpleRelationUpdate(w->rri, w->estate, &rows->epq, w->lock_slot, w->new_slot);
+    if (w->plain) {
+        if (w->rri->ri_RelationDesc->rd_att->constr)
+            ExecConstraints(w->rri, w->new_slot, w->estate);
+        TM_FailureData failure;
+        TM_Result result = UpdateTupleAndIndexes(w->rri, w->estate, &w->lock_slot->tts_tid,
+                                                 w->new_slot, &failure);
+        if (result != TM_Ok)
+            elog(ERROR, "claimqueue: job row locked by this transaction could not be updated (%d)",
+                 (int) result);
+    } else {
+        ExecSimpleRelationUpdate(w->rri, w->estate, &rows->epq, w->lock_slot, w->new_slot);
+    }
     ResetPerTupleExprContext(w->estate);
 }
 
@@ -415,14 +432,14 @@ int ClaimFromIndex(JobRows *rows, int32 queue_id, int priority, int64 from, int 
             (lane && (DatumGetInt16(Value(w, w->lock_slot, kPriority, &isnull)) != priority ||
                       locked_pos < from)))
             continue;
-        StartNewVersion(w);
+        StartNewVersion(w, w->lock_slot);
         Set(w, kState, CStringGetTextDatum("running"));
         Set(w, kAttempt,
             Int32GetDatum(DatumGetInt32(w->new_slot->tts_values[w->attnum[kAttempt] - 1]) + 1));
         Set(w, kWorker, worker);
         SetTime(w, kStartedAt, write.now);
         SetTime(w, kLeaseExpiresAt, lease_expires_at);
-        WriteNewVersion(rows);
+        WriteLockedVersion(rows);
         PutClaimed(w, out, out_desc, lease_expires_at);
         claimed++;
     }
@@ -430,10 +447,10 @@ int ClaimFromIndex(JobRows *rows, int32 queue_id, int priority, int64 from, int 
     return claimed;
 }
 
-bool LockRunningJob(JobRows *rows, int64 id, int32 attempt, JobRow *job)
+bool FindRunningJob(JobRows *rows, int64 id, int32 attempt, JobRow *job)
 {
     Writer *w = rows->writer;
-    rows->have_locked = false;
+    rows->have_found = false;
     if (rows->snapshot == nullptr)
         NewJobRowsSnapshot(rows);
     Relation index = w->rri->ri_IndexRelationDescs[w->pkey_index];
@@ -447,48 +464,16 @@ bool LockRunningJob(JobRows *rows, int64 id, int32 attempt, JobRow *job)
     if (!found || DatumGetInt32(Value(w, w->scan_slot, kAttempt, &isnull)) != attempt ||
         !StateIs(w, w->scan_slot, "running"))
         return false;
-    // As UPDATE: wait for a session that holds the row. Under READ COMMITTED
-    // lock the latest version and check it again (EvalPlanQual); with a
-    // transaction snapshot a version changed since is a serialization failure.
-    bool xact_snapshot = IsolationUsesXactSnapshot();
-    TM_FailureData failure;
-    TM_Result result = table_tuple_lock(
-        rows->rel, &w->scan_slot->tts_tid, rows->snapshot, w->lock_slot,
-        GetCurrentCommandId(false), LockTupleExclusive, LockWaitBlock,
-        xact_snapshot ? 0 : TUPLE_LOCK_FLAG_FIND_LAST_VERSION, &failure);
-    switch (result) {
-    case TM_Ok:
-        break;
-    case TM_Updated:
-        if (xact_snapshot)
-            ereport(ERROR, (errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-                            errmsg("could not serialize access due to concurrent update")));
-        return false;
-    case TM_Deleted:
-        if (xact_snapshot)
-            ereport(ERROR, (errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-                            errmsg("could not serialize access due to concurrent delete")));
-        return false;
-    case TM_SelfModified:
-        return false;  // changed by this very command (a trigger): not ours to finish
-    default:
-        elog(ERROR, "claimqueue: unexpected result %d locking job %lld", (int) result,
-             (long long) id);
-    }
-    if (DatumGetInt32(Value(w, w->lock_slot, kAttempt, &isnull)) != attempt ||
-        !StateIs(w, w->lock_slot, "running"))
-        return false;
-    ReadJob(w, w->lock_slot, job);
-    rows->have_locked = true;
+    ReadJob(w, w->scan_slot, job);
+    rows->have_found = true;
     return true;
 }
 
-void UpdateLockedJob(JobRows *rows, const JobUpdate &update)
+namespace {
+
+void ApplyUpdate(Writer *w, TupleTableSlot *from, const JobUpdate &update)
 {
-    Writer *w = rows->writer;
-    if (!rows->have_locked)
-        elog(ERROR, "claimqueue: no job locked to update");
-    StartNewVersion(w);
+    StartNewVersion(w, from);
     if (update.state != nullptr)
         Set(w, kState, CStringGetTextDatum(update.state));
     if (update.set_finished_at)
@@ -501,8 +486,93 @@ void UpdateLockedJob(JobRows *rows, const JobUpdate &update)
         Set(w, kLastError, PointerGetDatum(update.last_error), update.last_error == nullptr);
     if (update.set_pos)
         Set(w, kPos, Int64GetDatum(update.pos), update.pos < 0);
-    WriteNewVersion(rows);
-    rows->have_locked = false;
+}
+
+[[noreturn]] void ConcurrentChange(TM_Result result)
+{
+    ereport(ERROR, (errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+                    errmsg("could not serialize access due to concurrent %s",
+                           result == TM_Deleted ? "delete" : "update")));
+}
+
+// Locks the latest version of the row whose version `version` holds, waiting
+// for another session as UPDATE does (READ COMMITTED; a transaction snapshot
+// raises 40001 if it changed). True, with the version in lock_slot, when it
+// is still running under `attempt`.
+bool LockLatestRunning(JobRows *rows, TupleTableSlot *version, int32 attempt)
+{
+    Writer *w = rows->writer;
+    bool xact_snapshot = IsolationUsesXactSnapshot();
+    TM_FailureData failure;
+    TM_Result result = table_tuple_lock(
+        rows->rel, &version->tts_tid, rows->snapshot, w->lock_slot, GetCurrentCommandId(false),
+        LockTupleNoKeyExclusive, LockWaitBlock,
+        xact_snapshot ? 0 : TUPLE_LOCK_FLAG_FIND_LAST_VERSION, &failure);
+    switch (result) {
+    case TM_Ok:
+        break;
+    case TM_Updated:
+    case TM_Deleted:
+        if (xact_snapshot)
+            ConcurrentChange(result);
+        return false;
+    case TM_SelfModified:
+        return false;  // changed by this very command (a trigger): not ours to finish
+    default:
+        elog(ERROR, "claimqueue: unexpected result %d locking a job", (int) result);
+    }
+    bool isnull;
+    return DatumGetInt32(Value(w, w->lock_slot, kAttempt, &isnull)) == attempt &&
+           StateIs(w, w->lock_slot, "running");
+}
+
+}  // namespace
+
+bool UpdateRunningJob(JobRows *rows, int32 attempt, const JobUpdate &update)
+{
+    Writer *w = rows->writer;
+    if (!rows->have_found)
+        elog(ERROR, "claimqueue: no job found to update");
+    rows->have_found = false;
+    if (!w->plain) {
+        // Row triggers see the version locked (GetTupleForTrigger): lock first.
+        if (!LockLatestRunning(rows, w->scan_slot, attempt))
+            return false;
+        ApplyUpdate(w, w->lock_slot, update);
+        WriteLockedVersion(rows);
+        return true;
+    }
+    // As UPDATE: write the version the snapshot showed, waiting for a session
+    // that holds it; only if it changed meanwhile lock its latest version and
+    // look again (EvalPlanQual), so the common case writes no lock record.
+    TupleTableSlot *version = w->scan_slot;
+    for (int round = 0; round < 2; round++) {
+        ApplyUpdate(w, version, update);
+        ExecStoreVirtualTuple(w->new_slot);
+        if (rows->rel->rd_att->constr)
+            ExecConstraints(w->rri, w->new_slot, w->estate);
+        TM_FailureData failure;
+        TM_Result result =
+            UpdateTupleAndIndexes(w->rri, w->estate, &version->tts_tid, w->new_slot, &failure);
+        ResetPerTupleExprContext(w->estate);
+        switch (result) {
+        case TM_Ok:
+            return true;
+        case TM_Updated:
+        case TM_Deleted:
+            if (IsolationUsesXactSnapshot())
+                ConcurrentChange(result);
+            if (round > 0 || !LockLatestRunning(rows, version, attempt))
+                return false;
+            version = w->lock_slot;  // locked now: the next round's update succeeds
+            break;
+        case TM_SelfModified:
+            return false;
+        default:
+            elog(ERROR, "claimqueue: unexpected result %d updating a job", (int) result);
+        }
+    }
+    elog(ERROR, "claimqueue: a job row locked by this transaction changed");
 }
 
 }  // namespace claimqueue

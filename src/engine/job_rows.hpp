@@ -68,21 +68,18 @@ int ClaimFromIndex(JobRows *rows, int32 queue_id, int priority, int64 from, int 
 
 // --- Finishing a running job ---------------------------------------------------
 
-// Locks job `id` (waiting for others, as UPDATE does) if it is running under
-// `attempt`, reading it into *job; false when it is not (the caller reports
-// why). Under READ COMMITTED the version locked is the latest committed one
-// and is checked again; under REPEATABLE READ or SERIALIZABLE a change since
-// the snapshot raises 40001, as UPDATE does.
-bool LockRunningJob(JobRows *rows, int64 id, int32 attempt, JobRow *job);
+// Finds job `id` as this statement's snapshot shows it (the primary key);
+// true when it is running under `attempt` (read into *job). Locks nothing.
+bool FindRunningJob(JobRows *rows, int64 id, int32 attempt, JobRow *job);
 
-// The new version of the job locked last by LockRunningJob: `state` with the
-// columns given. A NULL-able timestamp is written as NULL when `*_null`.
+// The new version of the job: `state` and the columns given. A NULL-able
+// timestamp is written as NULL when it is DT_NOBEGIN.
 struct JobUpdate {
     const char *state;               // nullptr: unchanged
     bool set_finished_at;
-    TimestampTz finished_at;         // DT_NOBEGIN with set_finished_at: NULL
+    TimestampTz finished_at;
     bool set_lease;
-    TimestampTz lease_expires_at;    // DT_NOBEGIN with set_lease: NULL
+    TimestampTz lease_expires_at;
     bool set_run_at;
     TimestampTz run_at;
     bool set_last_error;
@@ -90,7 +87,15 @@ struct JobUpdate {
     bool set_pos;
     int64 pos;                       // -1: NULL
 };
-void UpdateLockedJob(JobRows *rows, const JobUpdate &update);
+
+// Writes the new version of the job FindRunningJob found, as
+// UPDATE ... WHERE id = $1 AND attempt = $2 AND state = 'running' would: it
+// waits for a session that holds the row; under READ COMMITTED a version
+// changed meanwhile is locked in its latest form and checked again (still
+// running under `attempt`: updated); under REPEATABLE READ or SERIALIZABLE it
+// is a serialization failure (40001). False when the job is no longer running
+// under `attempt` (the caller says why).
+bool UpdateRunningJob(JobRows *rows, int32 attempt, const JobUpdate &update);
 
 // The session module calls these: a change of the table or of one of its
 // indexes drops the kept executor state; so does a (sub)transaction abort

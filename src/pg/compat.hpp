@@ -6,6 +6,7 @@
 
 extern "C" {
 #include "access/genam.h"
+#include "access/tableam.h"
 #include "executor/executor.h"
 #include "nodes/bitmapset.h"
 #include "parser/parse_relation.h"
@@ -70,6 +71,34 @@ inline void InitEmptyEvalPlanQual(EPQState *epq, EState *estate)
 #else
     EvalPlanQualInit(epq, estate, nullptr, NIL, -1);
 #endif
+}
+
+// table_tuple_update (waiting for other sessions, as UPDATE does), then, when
+// it succeeded, the index entries an UPDATE's new version gets (none for a
+// HOT update). 16 made "which indexes" three-valued (summarizing ones alone).
+inline TM_Result UpdateTupleAndIndexes(ResultRelInfo *rri, EState *estate, ItemPointer tid,
+                                       TupleTableSlot *slot, TM_FailureData *failure)
+{
+    LockTupleMode lockmode;
+#if PG_VERSION_NUM >= 160000
+    TU_UpdateIndexes update_indexes;
+#else
+    bool update_indexes;
+#endif
+    TM_Result result = table_tuple_update(rri->ri_RelationDesc, tid, slot, estate->es_output_cid,
+                                          estate->es_snapshot, InvalidSnapshot, true, failure,
+                                          &lockmode, &update_indexes);
+    if (result != TM_Ok || rri->ri_NumIndices == 0)
+        return result;
+#if PG_VERSION_NUM >= 160000
+    if (update_indexes != TU_None)
+        list_free(ExecInsertIndexTuples(rri, slot, estate, true, false, nullptr, NIL,
+                                        update_indexes == TU_Summarizing));
+#else
+    if (update_indexes)
+        list_free(ExecInsertIndexTuples(rri, slot, estate, true, false, nullptr, NIL));
+#endif
+    return result;
 }
 
 // An index scan with no ORDER BY operators: 18 added scan instrumentation.
