@@ -1,0 +1,287 @@
+# The reaper's lifecycle, end to end: the launcher finds the databases with
+# the extension, their reapers return expired leases and purge old jobs; they
+# follow databases and extensions that come, go, are copied, renamed and
+# updated; they survive SIGTERM, SIGKILL, restarts and an immediate shutdown;
+# a standby runs none until it is promoted. Every wait polls with a deadline.
+use strict;
+use warnings;
+use FindBin;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('primary');
+$node->init(allows_streaming => 1);
+# %e: the SQLSTATE of every line, for the failed-pass check.
+$node->append_conf('postgresql.conf', q{
+shared_preload_libraries = 'claimqueue'
+claimqueue.reaper_interval = '200ms'
+max_prepared_transactions = 4
+restart_after_crash = on
+log_line_prefix = '%m [%p] %e %q%a '
+});
+$node->start;
+sub app { return $node->safe_psql('app', $_[0]); }
+$node->safe_psql('postgres', 'CREATE DATABASE app');
+app('SET client_min_messages = error; CREATE EXTENSION claimqueue');
+
+my $reaper = "FROM pg_stat_activity WHERE backend_type = 'claimqueue reaper' AND datname";
+sub reaper_pid { return $node->safe_psql('postgres', "SELECT pid $reaper = '$_[0]'"); }
+sub has_reaper { return $node->poll_query_until('postgres', "SELECT count(*) $reaper = '$_[0]'", '1'); }
+sub no_reaper  { return $node->poll_query_until('postgres', "SELECT count(*) $reaper = '$_[0]'", '0'); }
+sub gone { return $node->poll_query_until('postgres', "SELECT count(*) FROM pg_stat_activity WHERE pid = $_[0]", '0'); }
+
+# A claimed job with a lease of one second, never completed: its id. Each in
+# a queue of its own, so the claim takes this job and no other.
+my $queues = 0;
+sub abandoned_job
+{
+	my ($db, $max_attempts) = @_;
+	my $queue = 'abandoned_' . ++$queues;
+	my @out = split /\n/, $node->safe_psql($db, "SELECT create_queue('$queue');
+		SELECT enqueue('$queue', '{}', max_attempts => " . ($max_attempts // 5) . ");
+		SELECT id FROM dequeue('$queue', 'doomed-worker', lease => '1 second')");
+	return $out[-1];
+}
+sub becomes
+{
+	my ($db, $job, $state) = @_;
+	return $node->poll_query_until($db, "SELECT state FROM claimqueue.jobs WHERE id = $job", $state);
+}
+# Waits until the lease that ends at LEASE_END has ended and app's reaper has
+# run PASSES passes since: the reaper's passes are the test's clock.
+sub passes_after
+{
+	my ($lease_end, $passes) = @_;
+	$node->poll_query_until('app', "SELECT now() > '$lease_end'");
+	my $before = app('SELECT passes FROM reaper_stats');
+	$node->poll_query_until('app', "SELECT passes >= $before + $passes FROM reaper_stats");
+}
+
+# --- discovery and reaping
+ok($node->poll_query_until('postgres', q{SELECT count(*) FROM pg_stat_activity
+	WHERE backend_type = 'claimqueue launcher' AND datname IS NULL}, '1'),
+	'the launcher runs, connected to no database');
+ok(has_reaper('app'), 'a reaper runs in the database with the extension');
+is($node->safe_psql('postgres', "SELECT count(*) $reaper = 'postgres'"), '0',
+	'no reaper in a database without it');
+ok($node->poll_query_until('app', 'SELECT state FROM reaper_stats', 'running'), 'reaper_stats says running');
+
+my $job = abandoned_job('app');
+ok(becomes('app', $job, 'ready'), 'an abandoned lease comes back to ready');
+is(app("SELECT last_error FROM claimqueue.jobs WHERE id = $job"),
+	'lease expired (worker doomed-worker, attempt 1)', "with 'lease expired' as that attempt's error");
+is(app("SELECT run_at > started_at FROM claimqueue.jobs WHERE id = $job"), 't',
+	'and a backoff (run_at moved forward)');
+$job = abandoned_job('app', 1);
+ok(becomes('app', $job, 'failed'), 'with its attempts used up it becomes failed');
+is(app('SELECT jobs_reaped >= 2 AND last_pass_at IS NOT NULL FROM reaper_stats'), 't',
+	'reaper_stats counts the reaped jobs');
+
+# --- retention: finished jobs older than the queue's retention are purged
+app(q{SELECT create_queue('short', retention => '1 hour');
+	SELECT enqueue('short', jsonb_build_object('n', g)) FROM generate_series(1, 6) g;
+	SELECT complete(id, attempt) FROM dequeue('short', 'w', 6);
+	UPDATE claimqueue.jobs SET finished_at = now() - interval '2 hours'
+	WHERE queue_id = (SELECT queue_id FROM claimqueue.queues WHERE name = 'short')
+	  AND (payload->>'n')::int <= 4});
+ok($node->poll_query_until('app', q{SELECT count(*) FROM queue_jobs WHERE queue = 'short'}, '2'),
+	'old finished jobs are purged');
+is(app(q{SELECT string_agg(payload->>'n', ',' ORDER BY id) FROM queue_jobs WHERE queue = 'short'}),
+	'5,6', 'recent ones are kept');
+is(app('SELECT jobs_purged >= 4 FROM reaper_stats'), 't', 'reaper_stats counts the purged jobs');
+
+# --- databases and extensions that come and go while the server runs
+$node->safe_psql('postgres', 'CREATE DATABASE late');
+$node->safe_psql('late', 'SET client_min_messages = error; CREATE EXTENSION claimqueue');
+ok(has_reaper('late'), 'a database created later gets its reaper');
+ok(becomes('late', abandoned_job('late'), 'ready'), 'which reaps there');
+$node->safe_psql('late', 'DROP EXTENSION claimqueue');
+ok(no_reaper('late'), 'DROP EXTENSION ends that reaper');
+$node->safe_psql('late', 'SET client_min_messages = error; CREATE EXTENSION claimqueue');
+ok(has_reaper('late'), 'CREATE EXTENSION again brings it back');
+is($node->psql('postgres', 'DROP DATABASE late'), 0, 'DROP DATABASE succeeds while its reaper runs');
+ok(no_reaper('late'), 'and leaves no reaper behind');
+$node->psql('postgres', 'CREATE DATABASE copied TEMPLATE app');
+is($node->safe_psql('postgres', q{SELECT count(*) FROM pg_database WHERE datname = 'copied'}), '1',
+	'CREATE DATABASE ... TEMPLATE of a database with a reaper succeeds');
+ok(has_reaper('copied'), 'and the copy gets a reaper of its own');
+is($node->psql('postgres', 'ALTER DATABASE copied RENAME TO renamed'), 0,
+	'ALTER DATABASE ... RENAME succeeds while its reaper runs');
+ok(has_reaper('renamed'), 'the renamed database gets its reaper back');
+$node->safe_psql('postgres', 'DROP DATABASE renamed');
+
+# --- upgrade: a database on an older version (0.1.0 promised no background
+# worker; 0.3.0 is the version just before this one) gets no reaper and no
+# queue API from this library; ALTER EXTENSION UPDATE starts both. The queue
+# API's refusal is kept out of the server log, which is checked below.
+# The released versions' full scripts are not installed: test/lib/released.sh
+# makes an extension directory with them and the installed claimqueue, which
+# the sessions that create and update them name (Debian's extension_destdir).
+my ($released) = do {
+	local $ENV{PGHOST} = $node->host;
+	local $ENV{PGPORT} = $node->port;
+	local $ENV{TMPDIR} = PostgreSQL::Test::Utils::tempdir();
+	run_command([ 'bash', '-c', 'source "$0" && released_extension_dir', "$FindBin::RealBin/../lib/released.sh" ]);
+};
+note "released versions in $released";
+for my $version ('0.1.0', '0.3.0')
+{
+	$node->safe_psql('postgres', 'CREATE DATABASE old');
+	$node->safe_psql('old', "SET extension_destdir = '$released'; SET client_min_messages = error;
+		CREATE EXTENSION claimqueue VERSION '$version'");
+	my ($ret, $out, $err) = $node->psql('old', q{SET log_min_messages = fatal; SELECT enqueue('default', '{}')});
+	like($err, qr/HINT:  Run ALTER EXTENSION claimqueue UPDATE in this database\./,
+		"on $version the queue API refuses with a hint to run ALTER EXTENSION UPDATE");
+	# The abandoned claim, written as that version's dequeue() left it.
+	my $old = $node->safe_psql('old', q{INSERT INTO claimqueue.jobs (queue_id, state, attempt,
+		max_attempts, run_at, created_at, started_at, lease_expires_at, worker, payload)
+		VALUES (1, 'running', 1, 5, now(), now(), now(), now() + interval '1 second',
+		        'doomed-worker', '{}') RETURNING id});
+	# Absence needs time: five passes of app's reaper (a second) after the
+	# lease ended, in which a reaper of "old", if there were one, would act.
+	passes_after($node->safe_psql('old', "SELECT lease_expires_at FROM claimqueue.jobs WHERE id = $old"), 5);
+	is($node->safe_psql('old', "SELECT state FROM claimqueue.jobs WHERE id = $old"), 'running',
+		"a database on $version gets no reaper: its expired lease stays running");
+	is($node->safe_psql('postgres', "SELECT count(*) $reaper = 'old'"), '0', 'and no reaper process');
+	$node->safe_psql('old', "SET extension_destdir = '$released'; ALTER EXTENSION claimqueue UPDATE");
+	ok(has_reaper('old'), "ALTER EXTENSION claimqueue UPDATE ($version) gives it one");
+	ok(becomes('old', $old, 'ready'), 'which returns the lease');
+	$node->safe_psql('postgres', 'DROP DATABASE old');
+}
+
+# --- the scan of expired leases starts at a mark (so it does not walk the
+# entries of jobs finished under an old snapshot); the mark never passes the
+# leases of a claim still in flight: this claim commits after its lease ended
+# and the reaper ran passes meanwhile, and is still returned.
+my $claimer = $node->background_psql('app');
+$claimer->query_safe(q{SELECT create_queue('inflight'); SELECT enqueue('inflight', '{}')});
+passes_after($claimer->query_safe(q{BEGIN;
+	SELECT lease_expires_at FROM dequeue('inflight', 'slow-committer', lease => '1 second')}), 5);
+$claimer->query_safe('COMMIT');
+ok($node->poll_query_until('app', q{SELECT state || ' ' || attempt FROM queue_jobs WHERE queue = 'inflight'},
+	'ready 1'), "a claim committed after its lease ended is reaped (the lease scan's mark waited for it)");
+
+# A claim made in a prepared transaction: its lease ends while it is prepared,
+# the reaper runs passes meanwhile (and sees nothing of it), then COMMIT
+# PREPARED. The reaper returns it within two intervals of the commit: the poll
+# allows 10 s, where the once-a-minute reset of the mark would take up to 60.
+$claimer->query_safe(q{SELECT create_queue('prepared'); SELECT enqueue('prepared', '{}')});
+passes_after($claimer->query_safe(q{BEGIN;
+	SELECT lease_expires_at FROM dequeue('prepared', 'prepared-worker', lease => '1 second');
+	PREPARE TRANSACTION 'cq_prepared_claim'}), 5);
+$claimer->quit;
+app(q{COMMIT PREPARED 'cq_prepared_claim'});
+{
+	local $PostgreSQL::Test::Utils::timeout_default = 10;
+	ok($node->poll_query_until('app', q{SELECT state || ' ' || attempt FROM queue_jobs WHERE queue = 'prepared'},
+		'ready 1'), 'a claim committed by COMMIT PREPARED after its lease ended is reaped promptly');
+}
+
+# --- settings: claimqueue.reaper_enabled, on reload
+$node->safe_psql('postgres', 'ALTER SYSTEM SET claimqueue.reaper_enabled = off');
+$node->reload;
+ok(no_reaper('app'), 'reaper_enabled = off stops the reaper (SIGHUP)');
+ok($node->poll_query_until('app', 'SELECT state FROM reaper_stats', 'disabled'), 'reaper_stats says disabled');
+$node->safe_psql('postgres', 'ALTER SYSTEM RESET claimqueue.reaper_enabled');
+$node->reload;
+ok(has_reaper('app'), 'reaper_enabled = on starts it again');
+
+# --- signals: SIGTERM ends a reaper (the launcher starts a new one), also one
+# that waits for a lock that is still held; SIGTERM ends the launcher (the
+# postmaster starts a new one)
+my $pid = reaper_pid('app');
+$node->safe_psql('postgres', "SELECT pg_terminate_backend($pid)");
+ok(gone($pid), 'SIGTERM (pg_terminate_backend) ends the reaper');
+ok(has_reaper('app'), 'and the launcher starts a new one');
+
+my $locker = $node->background_psql('app');
+$locker->query_safe('BEGIN; LOCK TABLE claimqueue.jobs IN ACCESS EXCLUSIVE MODE');
+$node->poll_query_until('postgres', "SELECT count(*) $reaper = 'app' AND wait_event_type = 'Lock'", '1');
+$pid = reaper_pid('app');
+$node->safe_psql('postgres', "SELECT pg_terminate_backend($pid)");
+ok(gone($pid), 'SIGTERM ends a reaper waiting for a lock, while the lock is held');
+is(app(q{SELECT count(*) FROM pg_locks WHERE mode = 'AccessExclusiveLock'
+	AND relation = 'claimqueue.jobs'::regclass AND granted}), '1', '(the lock was still held)');
+$locker->query_safe('ROLLBACK');
+$locker->quit;
+ok(has_reaper('app'), 'and the launcher starts a new one');
+
+$pid = $node->safe_psql('postgres', q{SELECT pid FROM pg_stat_activity WHERE backend_type = 'claimqueue launcher'});
+$node->safe_psql('postgres', "SELECT pg_terminate_backend($pid)");
+ok($node->poll_query_until('postgres', q{SELECT count(*) FROM pg_stat_activity
+	WHERE backend_type = 'claimqueue launcher' AND pid <> } . $pid, '1'),
+	'SIGTERM ends the launcher, and the postmaster starts a new one');
+
+# --- a failed pass is logged with the failure's own SQLSTATE, detail and
+# context (here a trigger on the jobs table refuses the reaper's update)
+my $log_offset = -s $node->logfile;
+app(q{CREATE FUNCTION refuse_trap() RETURNS trigger LANGUAGE plpgsql AS $$
+	BEGIN
+	  IF NEW.worker = 'trap-worker' AND NEW.state <> 'running' THEN
+	    RAISE EXCEPTION 'trap refuses job %', NEW.id
+	      USING ERRCODE = 'QX123', DETAIL = 'the trap detail';
+	  END IF;
+	  RETURN NEW;
+	END $$;
+	CREATE TRIGGER refuse_trap BEFORE UPDATE ON claimqueue.jobs
+	  FOR EACH ROW EXECUTE FUNCTION refuse_trap();
+	SELECT create_queue('trap'); SELECT enqueue('trap', '{}');
+	SELECT id FROM dequeue('trap', 'trap-worker', lease => '1 second')});
+my $failed_pass = qr/QX123 WARNING:  claimqueue reaper: pass failed: trap refuses job \d+\n/
+  . qr/(?:.*\n){0,3}?.*QX123 DETAIL:  the trap detail\n/
+  . qr/(?:.*\n){0,3}?.*QX123 CONTEXT:  PL\/pgSQL function refuse_trap\(\)/;
+ok(eval { $node->wait_for_log($failed_pass, $log_offset) },
+	'a failed pass is logged with its SQLSTATE, detail and context');
+ok($node->poll_query_until('app', q{SELECT last_error LIKE 'trap refuses job%' FROM reaper_stats}),
+	'reaper_stats.last_error has the failure');
+app('DROP TRIGGER refuse_trap ON claimqueue.jobs; DROP FUNCTION refuse_trap()');
+ok($node->poll_query_until('app', q{SELECT state FROM queue_jobs WHERE queue = 'trap'}, 'ready'),
+	'once the trigger is gone, the job is reaped');
+
+# --- crashes and restarts: SIGKILL of a reaper (the postmaster restarts every
+# process), a restart, an immediate shutdown
+$pid = reaper_pid('app');
+kill 'KILL', $pid;
+ok($node->poll_query_until('postgres', "SELECT count(*) $reaper = 'app' AND pid <> $pid", '1'),
+	'a killed reaper (SIGKILL: the postmaster restarts every process) is back');
+ok(becomes('app', abandoned_job('app'), 'ready'), 'and reaps');
+
+$node->restart;
+ok(has_reaper('app'), 'after a restart the reaper is back');
+
+$job = abandoned_job('app');
+$node->stop('immediate');
+$node->start;
+ok(becomes('app', $job, 'ready'),
+	'after an immediate shutdown, the lease that expired while the server was down comes back');
+
+# --- a hot standby is idle; after promotion it reaps
+$node->backup('base');
+my $standby = PostgreSQL::Test::Cluster->new('standby');
+$standby->init_from_backup($node, 'base', has_streaming => 1);
+$standby->start;
+# The primary stops reaping (the standby keeps the setting it was copied with).
+$node->safe_psql('postgres', 'ALTER SYSTEM SET claimqueue.reaper_enabled = off');
+$node->reload;
+no_reaper('app');
+$job = abandoned_job('app');
+ok($standby->poll_query_until('app', "SELECT lease_expires_at < now() FROM claimqueue.jobs WHERE id = $job"),
+	'the standby replays the abandoned job');
+is($standby->safe_psql('postgres', q{SELECT count(*) FROM pg_stat_activity WHERE backend_type LIKE 'claimqueue%'}),
+	'0', 'a hot standby runs no claimqueue worker');
+is($standby->safe_psql('app', 'SELECT state FROM reaper_stats'), 'standby', 'reaper_stats on the standby says standby');
+$standby->promote;
+ok($standby->poll_query_until('app', "SELECT state FROM claimqueue.jobs WHERE id = $job", 'ready'),
+	'after promotion its reaper returns the expired lease');
+$standby->stop;
+unlike(slurp_file($standby->logfile), qr/\b(ERROR|PANIC):/, "nothing at ERROR in the standby's log");
+$node->safe_psql('postgres', 'ALTER SYSTEM RESET claimqueue.reaper_enabled');
+$node->reload;
+
+# --- the log: nothing at ERROR, one LOG line per pass that did something
+my $log = slurp_file($node->logfile);
+unlike($log, qr/\b(ERROR|PANIC):/, 'nothing at ERROR in the server log');
+like($log, qr/claimqueue reaper: returned \d+ expired leases/, 'the reaper logs what it did');
+
+done_testing();
