@@ -26,6 +26,11 @@ REGRESS_OPTS = --inputdir=. --load-extension=claimqueue
 ISOLATION      = $(basename $(notdir $(sort $(wildcard test/isolation/specs/*.spec))))
 ISOLATION_OPTS = --inputdir=test/isolation --load-extension=claimqueue
 
+# Perl TAP suites (PostgreSQL::Test::Cluster): each starts servers of its own,
+# as the user running make (initdb refuses root; scripts/test.sh handles that).
+TAP_TESTS    = 1
+PROVE_TESTS  = $(sort $(wildcard test/perl/*.pl))
+
 # The version is written once, in the control file; the library knows it as
 # CLAIMQUEUE_VERSION (the schema its statements are written for).
 PG_CPPFLAGS = -I$(srcdir)/src -DCLAIMQUEUE_VERSION='"$(EXTVERSION)"'

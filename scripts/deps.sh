@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Installs what claimqueue needs to build and test on Debian 12, if missing.
 # postgresql-server-dev-15 must match the server's minor version, so the two are
-# always installed (or upgraded) together. The client libraries' npm packages
-# come from their committed lock files (npm ci).
+# always installed (or upgraded) together. libipc-run-perl: the Perl TAP suites
+# (PostgreSQL::Test::Cluster, shipped with postgresql-server-dev-15) need IPC::Run.
+# The client libraries' npm packages come from their committed lock files (npm ci).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(
     postgresql-15 postgresql-server-dev-15 postgresql-common postgresql-client-15
     postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl
+    libipc-run-perl
     build-essential g++ make cmake libgtest-dev
     python3-psycopg python3-pytest
 )

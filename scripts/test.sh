@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Runs every claimqueue test on this machine: installs what is missing, builds,
-# installs, then runs the C++ unit tests (ctest), and in throwaway clusters
-# (pg_virtualenv) the pg_regress files, the isolation specs, the pgTAP contract,
-# the stress test, the node-postgres worker, the upgrade test, the pg_dump
-# test, the no-preload check, the fault-injection soak, the reaper's lifecycle,
-# the waiting dequeue, and the client libraries (clients/node, clients/python:
-# their own tests and the same fault test in each language). Ends with
+# installs, then runs the C++ unit tests (ctest); in one throwaway cluster
+# (pg_virtualenv) the pg_regress files and the isolation specs (make
+# installcheck), the pgTAP contract, the stress test, the node-postgres worker
+# and the upgrade test; the fault-injection soak in a cluster of its own; the
+# Perl TAP suites (test/perl, PostgreSQL::Test::Cluster), which start their
+# own servers: settings, pg_dump, no-preload, claim cursors, waiting dequeue,
+# the reaper's lifecycle and the liveness soak; and the client libraries
+# (clients/node, clients/python: their own tests and the same fault test in
+# each language). Ends with
 # "tests: N passed, M failed".
 #   STRESS_JOBS=50000   jobs drained by the stress test
 #   SOAK_JOBS=10000     jobs drained by the fault-injection soak (test/soak/run.sh alone: 100000)
@@ -32,6 +35,22 @@ record() {
     passed=$((passed + $2))
     failed=$((failed + $3))
     summary+=("$(printf '%-12s %5d passed, %d failed' "$1" "$2" "$3")")
+}
+
+# record_prove SUITE LOG: counts from a TAP harness's summary (prove, pg_prove):
+# "Tests=N" subtests ran, of which the "Failed: F" of each failing file failed.
+# A run without "Result: PASS" and no failed subtest (a script that died, a
+# wrong plan, no summary at all) counts as one failure.
+record_prove() {
+    local suite=$1 log=$2 total bad
+    total=$(sed -n 's/^Files=[0-9]*, Tests=\([0-9]*\),.*/\1/p' "$log" | tail -1)
+    bad=$(grep -o "Failed: [0-9]*)" "$log" | grep -o "[0-9]*" | awk '{s += $1} END {print s + 0}')
+    if ! grep -q "^Result: PASS" "$log"; then
+        [ "$bad" -gt 0 ] || bad=1
+        grep -E "^(not ok|#)" "$log" | tail -20
+        tail -15 "$log"
+    fi
+    record "$suite" $(( ${total:-0} > bad ? ${total:-0} - bad : 0 )) "$bad"
 }
 
 # record_tap SUITE LOG: counts a shell suite's "ok" / "not ok" lines; a suite
@@ -77,19 +96,18 @@ else
     record unit 0 1
 fi
 
-# Everything that needs a server runs in one throwaway cluster with the library
-# preloaded; each suite writes its log, counted below.
+# The suites that share a server run in one throwaway cluster with the library
+# preloaded; each writes its log, counted below. (TAP_TESTS= keeps make
+# installcheck to pg_regress and isolation here: the Perl suites run below.)
 echo "== PostgreSQL suites (pg_virtualenv, shared_preload_libraries=claimqueue)"
 pg_virtualenv -t -o shared_preload_libraries=claimqueue -o max_connections=100 -o wal_level=logical bash -c '
     cd "$1"; logs="$2"
-    echo "-- pg_regress";  make -s installcheck ISOLATION=   >"$logs/regress.log" 2>&1; tail -3 "$logs/regress.log"
-    echo "-- isolation";   make -s installcheck REGRESS=     >"$logs/isolation.log" 2>&1; tail -3 "$logs/isolation.log"
-    echo "-- pgTAP";       bash test/pgtap/run.sh            >"$logs/pgtap.log" 2>&1; echo "exit=$?" >>"$logs/pgtap.log"; tail -4 "$logs/pgtap.log"
+    echo "-- pg_regress";  make -s installcheck ISOLATION= TAP_TESTS= >"$logs/regress.log" 2>&1; tail -3 "$logs/regress.log"
+    echo "-- isolation";   make -s installcheck REGRESS= TAP_TESTS=   >"$logs/isolation.log" 2>&1; tail -3 "$logs/isolation.log"
+    echo "-- pgTAP";       bash test/pgtap/run.sh            >"$logs/pgtap.log" 2>&1; tail -4 "$logs/pgtap.log"
     echo "-- stress";      bash test/stress/run.sh           >"$logs/stress.log" 2>&1; echo "exit=$?" >>"$logs/stress.log"; tail -12 "$logs/stress.log"
     echo "-- node worker"; bash test/node/run.sh             >"$logs/node.log" 2>&1; echo "exit=$?" >>"$logs/node.log"; tail -3 "$logs/node.log"
     echo "-- upgrade";     bash test/upgrade/run.sh          >"$logs/upgrade.log" 2>&1; echo "exit=$?" >>"$logs/upgrade.log"; tail -3 "$logs/upgrade.log"
-    echo "-- dump";        bash test/dump/run.sh             >"$logs/dump.log" 2>&1; echo "exit=$?" >>"$logs/dump.log"; tail -2 "$logs/dump.log"
-    echo "-- settings";    bash test/settings/run.sh         >"$logs/settings.log" 2>&1; echo "exit=$?" >>"$logs/settings.log"; tail -2 "$logs/settings.log"
     true
 ' _ "$root" "$logs"
 
@@ -97,31 +115,10 @@ read -r p f < <(count_regress "$logs/regress.log"); record pg_regress "$p" "$f"
 [ "$f" -eq 0 ] || cat regression.diffs 2>/dev/null | head -100
 read -r p f < <(count_regress "$logs/isolation.log"); record isolation "$p" "$f"
 [ "$f" -eq 0 ] || cat output_iso/regression.diffs 2>/dev/null | head -100
-
-if grep -q "^Result: PASS" "$logs/pgtap.log" && grep -q "^exit=0" "$logs/pgtap.log"; then
-    total=$(grep -o "Tests=[0-9]*" "$logs/pgtap.log" | tail -1 | grep -o "[0-9]*")
-    record pgtap "${total:-0}" 0
-else
-    total=$(grep -o "Tests=[0-9]*" "$logs/pgtap.log" | tail -1 | grep -o "[0-9]*")
-    bad=$(grep -o "Failed [0-9]*/" "$logs/pgtap.log" | grep -o "[0-9]*" | awk '{s+=$1} END {print s+0}')
-    [ "$bad" -gt 0 ] || bad=1
-    tail -40 "$logs/pgtap.log"
-    record pgtap $(( ${total:-0} > bad ? ${total:-0} - bad : 0 )) "$bad"
-fi
-
+record_prove pgtap "$logs/pgtap.log"
 if grep -q "^exit=0" "$logs/stress.log"; then record stress 1 0; else tail -40 "$logs/stress.log"; record stress 0 1; fi
 if grep -q "^exit=0" "$logs/node.log"; then record node_worker 1 0; else tail -40 "$logs/node.log"; record node_worker 0 1; fi
 if grep -q "^exit=0" "$logs/upgrade.log"; then record upgrade 1 0; else tail -40 "$logs/upgrade.log"; record upgrade 0 1; fi
-if grep -q "^exit=0" "$logs/dump.log"; then record dump 1 0; else tail -40 "$logs/dump.log"; record dump 0 1; fi
-record_tap settings "$logs/settings.log"
-
-echo "== no-preload check (cluster without shared_preload_libraries)"
-if pg_virtualenv -t bash test/no_preload/run.sh >"$logs/no_preload.log" 2>&1; then
-    record no_preload 1 0
-else
-    tail -40 "$logs/no_preload.log"
-    record no_preload 0 1
-fi
 
 echo "== fault-injection soak (a cluster of its own: it is stopped with -m immediate mid-run)"
 SOAK_JOBS=${SOAK_JOBS:-10000} SOAK_RESTART=1 \
@@ -130,29 +127,32 @@ echo "exit=$?" >>"$logs/soak.log"
 grep -E "^(soak|faults)" "$logs/soak.log"
 if grep -q "^exit=0" "$logs/soak.log"; then record soak 1 0; else tail -30 "$logs/soak.log"; record soak 0 1; fi
 
-echo "== reaper lifecycle (a cluster of its own: it restarts, crashes and promotes servers)"
-pg_virtualenv -t -o shared_preload_libraries=claimqueue -o max_prepared_transactions=4 bash test/reaper/run.sh >"$logs/reaper.log" 2>&1
-echo "exit=$?" >>"$logs/reaper.log"
-record_tap reaper "$logs/reaper.log"
-
-echo "== waiting dequeue (a cluster of its own: four waiter slots, background waiters)"
-pg_virtualenv -t -o shared_preload_libraries=claimqueue -o claimqueue.max_waiters=4 \
-    bash test/wait/run.sh >"$logs/wait.log" 2>&1
-echo "exit=$?" >>"$logs/wait.log"
-record_tap wait "$logs/wait.log"
-
-echo "== claim cursor table (a cluster of its own: room for four queues)"
-pg_virtualenv -t -o shared_preload_libraries=claimqueue -o claimqueue.claim_cursor_queues=4 \
-    bash test/cursors/run.sh >"$logs/cursors.log" 2>&1
-echo "exit=$?" >>"$logs/cursors.log"
-record_tap cursors "$logs/cursors.log"
-
-echo "== liveness soak (a cluster of its own: claims never stop under a held snapshot)"
-pg_virtualenv -t -o shared_preload_libraries=claimqueue -o max_connections=50 \
-    bash test/liveness/run.sh >"$logs/liveness.log" 2>&1
-echo "exit=$?" >>"$logs/liveness.log"
-grep -E "^# (prefilled|window)" "$logs/liveness.log" | tail -3
-record_tap liveness "$logs/liveness.log"
+# The Perl TAP suites start their own servers (PostgreSQL::Test::Cluster)
+# through PGXS's make installcheck, which puts the server's bin directory on
+# PATH and its test modules on prove's include path. initdb refuses root, so
+# as root they run as postgres, in a copy of the files they read (a clone
+# under /root is not readable by postgres); otherwise as the calling user.
+echo "== Perl TAP suites (test/perl: each starts servers of its own)"
+tapdir=$(mktemp -d /tmp/claimqueue-tap.XXXXXX)
+cp -r Makefile claimqueue.control README.md "$tapdir"/
+mkdir -p "$tapdir/test/upgrade" && cp -r test/perl test/lib "$tapdir/test/" &&
+    cp -r test/upgrade/released "$tapdir/test/upgrade/"
+as_tester=()
+if [ "$(id -u)" -eq 0 ]; then
+    chown -R postgres "$tapdir"
+    as_tester=(runuser -u postgres --)
+fi
+for suite in settings dump no_preload cursors wait reaper liveness; do
+    echo "-- $suite"
+    "${as_tester[@]}" make -s -C "$tapdir" installcheck REGRESS= ISOLATION= \
+        PROVE_TESTS="test/perl/$suite.pl" PROVE_FLAGS=--verbose >"$logs/$suite.log" 2>&1
+    # The framework's logs: the script's own (regress_log_*) and each server's.
+    rm -rf "$logs/$suite" && cp -r "$tapdir/tmp_check/log" "$logs/$suite" 2>/dev/null
+    grep -E "^# (prefilled|window)" "$logs/$suite.log" | tail -3
+    grep -E "^(Files=|Result:)" "$logs/$suite.log"
+    record_prove "$suite" "$logs/$suite.log"
+done
+rm -rf "$tapdir"
 
 echo "== client libraries (a cluster of their own: each package's tests, the fault test for each worker)"
 pg_virtualenv -t -o shared_preload_libraries=claimqueue -o max_connections=100 bash -c '

@@ -1,4 +1,4 @@
-# Shared by the shell test suites (test/reaper, test/wait): TAP-style checks
+# For the shell test suites (test/clients): TAP-style checks
 # and polling with a deadline instead of fixed sleeps. Source it after setting
 # `deadline` (seconds a poll may take).
 passed=0
