@@ -1,6 +1,6 @@
 \i test/regress/setup.sql
 -- dequeue_wait() and next_due(). The waits themselves (wake-ups, cancel,
--- statement_timeout, backend_xmin) are in test/wait/run.sh; here: the result,
+-- statement_timeout, backend_xmin) are in test/perl/wait.pl; here: the result,
 -- the arguments and when it refuses to wait.
 SELECT create_queue('work', lease => '1 minute');
 -- next_due(): NULL without ready jobs; the earliest run_at over every priority.

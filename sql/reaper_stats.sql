@@ -1,8 +1,8 @@
 \i test/regress/setup.sql
 -- reaper_stats: this database's reaper, one row. The suite runs with the
 -- library preloaded; whether the reaper has started by now depends on timing,
--- so only what cannot vary is shown. test/reaper/run.sh follows the state
--- through the worker's whole life; test/no_preload shows 'not preloaded'.
+-- so only what cannot vary is shown. test/perl/reaper.pl follows the state
+-- through the worker's whole life; test/perl/no_preload.pl shows 'not preloaded'.
 SELECT preloaded, enabled, state IN ('unknown', 'starting', 'running', 'no extension', 'restart wait')
        AS known_state
 FROM reaper_stats;

@@ -1,6 +1,6 @@
 // Every claimqueue.* setting, defined in one place (settings.cpp) and read by
 // the modules through these variables. README's "Settings" table lists the same
-// settings with the same defaults (test/settings/run.sh compares the two).
+// settings with the same defaults (test/perl/settings.pl compares the two).
 #pragma once
 
 #include "pg/pg.hpp"

@@ -1,5 +1,5 @@
 # Released versions for the upgrade checks (sourced by test/upgrade/run.sh and
-# test/reaper/run.sh). `make install` installs only the current version's
+# test/perl/reaper.pl). `make install` installs only the current version's
 # install script and the upgrade scripts; CREATE EXTENSION claimqueue VERSION
 # '0.1.0' needs 0.1.0's full script, which test/upgrade/released/ keeps.
 #

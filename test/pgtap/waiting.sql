@@ -4,7 +4,7 @@
 -- SECURITY DEFINER nor pins search_path: PostgreSQL lets a procedure COMMIT
 -- only without both, and it commits before it sleeps. It reads no table
 -- itself but calls dequeue() and next_due(), so EXECUTE on it alone is not
--- enough. Its settings. (The waits themselves: test/wait/run.sh.)
+-- enough. Its settings. (The waits themselves: test/perl/wait.pl.)
 --
 -- Needs: CREATE EXTENSION pgtap; CREATE EXTENSION claimqueue; a superuser,
 -- and the library preloaded. Everything is rolled back, roles included.
