@@ -40,7 +40,7 @@ meta() { python3 -c 'import json, sys
 v = json.load(open(sys.argv[1]))
 for k in sys.argv[2:]: v = v[k]
 print(v if isinstance(v, str) else json.dumps(v, sort_keys=True))' "$top/META.json" "$@"; }
-check "META.json is valid JSON" meta name
+check "META.json is valid JSON" python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$top/META.json"
 check "META.json's version is the control file's ($version)" test "$(meta version)" = "$version"
 check "META.json provides claimqueue $version" test "$(meta provides claimqueue version)" = "$version"
 check "the file it names is in the zip" test -f "$top/$(meta provides claimqueue file)"
