@@ -91,6 +91,10 @@ mkdir -p "$logs"
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 
+# The package test alone needs only the server and its headers.
+deps_set=all
+[ "$only" = ",package," ] && deps_set=server
+
 # In a root, the run with the network: packages (scripts/deps.sh, the package
 # test's build tools) and the node tests' modules.
 if [ "$prepare" = 1 ]; then
@@ -98,7 +102,7 @@ if [ "$prepare" = 1 ]; then
         PG_MAJOR=15 bash scripts/deps.sh && PG_MAJOR=17 bash scripts/deps.sh
         exit
     fi
-    PG_MAJOR=$major bash scripts/deps.sh || exit 1
+    PG_MAJOR=$major DEPS=$deps_set bash scripts/deps.sh || exit 1
     if want node_worker || want soak; then
         for d in examples/node-worker test/soak; do
             (cd "$d" && npm install --no-audit --no-fund --silent >/dev/null) || { echo "npm install in $d failed"; exit 1; }
@@ -126,7 +130,7 @@ export PG_CONFIG=/usr/lib/postgresql/$major/bin/pg_config
 export PATH=/usr/lib/postgresql/$major/bin:$PATH
 
 t0=$SECONDS
-PG_MAJOR=$major bash scripts/deps.sh || exit 1
+PG_MAJOR=$major DEPS=$deps_set bash scripts/deps.sh || exit 1
 t_deps=$((SECONDS - t0)); t0=$SECONDS
 make -s -j2 || exit 1
 $SUDO make -s install || exit 1
