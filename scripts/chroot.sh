@@ -98,7 +98,9 @@ run_in() {
     # Behind a TLS-inspecting proxy the host trusts a CA that the root's
     # ca-certificates lacks: node and npm in the root (the node tests fetch
     # node-postgres) trust the host's bundle.
-    if [ -s /etc/ssl/certs/ca-certificates.crt ] && [ -d "$root/etc/ssl/certs" ]; then
+    # (A new root has no /etc/ssl/certs until ca-certificates is installed.)
+    if [ -s /etc/ssl/certs/ca-certificates.crt ]; then
+        mkdir -p "$root/etc/ssl/certs"
         cp /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/certs/host-ca-certificates.crt"
         ca=/etc/ssl/certs/host-ca-certificates.crt
     fi

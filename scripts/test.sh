@@ -105,7 +105,10 @@ if [ "$prepare" = 1 ]; then
     PG_MAJOR=$major DEPS=$deps_set bash scripts/deps.sh || exit 1
     if want node_worker || want soak; then
         for d in examples/node-worker test/soak; do
-            (cd "$d" && npm install --no-audit --no-fund --silent >/dev/null) || { echo "npm install in $d failed"; exit 1; }
+            # One retry: the registry is across the network.
+            (cd "$d" && { npm install --no-audit --no-fund >"$logs/npm.log" 2>&1 ||
+                          npm install --no-audit --no-fund >"$logs/npm.log" 2>&1; }) ||
+                { tail -20 "$logs/npm.log"; echo "npm install in $d failed"; exit 1; }
         done
     fi
     if want package; then bash test/package/run.sh "$major" --deps || exit 1; fi
