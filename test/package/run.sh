@@ -85,7 +85,7 @@ tar -C "$src" --exclude=./build --exclude='*.o' --exclude='*.so' --exclude=.deps
 ) >"$work/build.log" 2>&1
 rc=$?
 [ $rc -eq 0 ] || tail -40 "$work/build.log"
-grep -E "^# (All [0-9]+ tests passed|[0-9]+ of [0-9]+ tests failed)" "$work/build.log" | sed 's/^# /# build-time installcheck: /'
+grep -oE "(All [0-9]+ tests passed|[0-9]+ of [0-9]+ tests failed)" "$work/build.log" | sed 's/^/# build-time installcheck: /'
 check "dpkg-buildpackage builds postgresql-$major-claimqueue" test $rc -eq 0
 deb=$(ls "$work"/postgresql-"$major"-claimqueue_"$version"_*.deb 2>/dev/null | head -1)
 check "it made postgresql-${major}-claimqueue_${version}_*.deb" test -n "$deb"
@@ -94,7 +94,9 @@ mkdir -p "$src/build"
 cp "$deb" "$src/build/"
 echo "# $(basename "$deb"), $(stat -c %s "$deb") bytes"
 
-# --- install into a system where no claimqueue files are left
+# --- install into a system where no claimqueue files are left: neither a
+# package from an earlier run (apt-get would keep it as it is) nor make install's
+dpkg --purge "postgresql-$major-claimqueue" >/dev/null 2>&1
 make -s -C "$src" uninstall PG_CONFIG="$pg_config" >/dev/null 2>&1
 leftover=$(ls "$("$pg_config" --pkglibdir)"/claimqueue* "$("$pg_config" --sharedir)"/extension/claimqueue* 2>/dev/null)
 check "no claimqueue files before the package is installed" test -z "$leftover"
@@ -102,10 +104,12 @@ apt-get install -y -qq "$deb" >"$work/install.log" 2>&1
 rc=$?
 [ $rc -eq 0 ] || tail -20 "$work/install.log"
 check "apt-get install ./$(basename "$deb")" test $rc -eq 0
-check "the package owns the library" dpkg -S "$("$pg_config" --pkglibdir)/claimqueue.so"
-check "the package owns the control file" dpkg -S "$("$pg_config" --sharedir)/extension/claimqueue.control"
-check "the package owns the install script of $version" \
-    dpkg -S "$("$pg_config" --sharedir)/extension/claimqueue--$version.sql"
+# owned PATH: the file is there and the package owns it.
+owned() { [ -f "$1" ] && dpkg -S "$1" | grep -q "^postgresql-$major-claimqueue:"; }
+check "the package installed the library" owned "$("$pg_config" --pkglibdir)/claimqueue.so"
+check "the package installed the control file" owned "$("$pg_config" --sharedir)/extension/claimqueue.control"
+check "the package installed the install script of $version" \
+    owned "$("$pg_config" --sharedir)/extension/claimqueue--$version.sql"
 
 # --- smoke test in a fresh cluster with the library preloaded (this script
 # again, inside pg_virtualenv)
