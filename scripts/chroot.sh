@@ -41,14 +41,18 @@ root="$cache/$name"
 
 create() {
     [ -f "$root/.claimqueue-root" ] && return 0
-    command -v debootstrap >/dev/null || {
-        echo "chroot: installing debootstrap"
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null 2>&1 ||
-            { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null; }
-    }
+    # debootstrap makes the root; ip (iproute2) brings up the tests' loopback.
+    local need=()
+    command -v debootstrap >/dev/null || need+=(debootstrap)
+    command -v ip >/dev/null || need+=(iproute2)
+    if [ ${#need[@]} -gt 0 ]; then
+        echo "chroot: installing ${need[*]}" >&2
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null 2>&1 ||
+            { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null; }
+    fi
     mkdir -p "$cache"
     rm -rf "$root.new"
-    echo "chroot: debootstrap $suite into $root"
+    echo "chroot: debootstrap $suite into $root" >&2
     local t0=$SECONDS
     debootstrap --variant=minbase "$suite" "$root.new" ${DEBIAN_MIRROR:-} >"$cache/$name.debootstrap.log" 2>&1 ||
         { tail -20 "$cache/$name.debootstrap.log"; die "debootstrap $suite failed"; }
@@ -68,7 +72,7 @@ create() {
     chmod 755 "$root.new/usr/sbin/policy-rc.d"
     echo "$suite" >"$root.new/.claimqueue-root"
     mv "$root.new" "$root"
-    echo "chroot: $name ready in $((SECONDS - t0)) s"
+    echo "chroot: $name made in $((SECONDS - t0)) s" >&2
 }
 
 sync_tree() {

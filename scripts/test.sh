@@ -48,6 +48,12 @@ while [ $# -gt 0 ]; do
 done
 case "$major" in [0-9][0-9]) ;; *) echo "test: --pg takes a major such as 17" >&2; exit 2 ;; esac
 [ "$where" = host ] && [ "$major" != "$host_major" ] && where=chroot
+# The package test runs in a root only: on the host it would build and
+# install into the host's PostgreSQL and then test nothing.
+if [ "$where" = host ] && [ "$only" = ",package," ]; then
+    echo "test: the package test runs in a Debian root: add --chroot" >&2
+    exit 2
+fi
 [ "$pg_upgrade" = 1 ] && [ "$where" != root ] && where=chroot
 
 # want SUITE: whether --only / --skip let it run.
