@@ -341,7 +341,7 @@ if [ ${#clients[@]} -gt 0 ]; then
             t0=$SECONDS
             case "$s" in
                 node_client)
-                    (cd clients/node && npm run -s build && node --test test/*.test.mjs) >"$logs/$s.log" 2>&1
+                    (cd clients/node && npm run -s build && node --test --test-reporter=tap test/*.test.mjs) >"$logs/$s.log" 2>&1
                     echo "exit=$?" >>"$logs/$s.log"; grep -E "^# (pass|fail) " "$logs/$s.log" ;;
                 python_client)
                     (cd clients/python && /usr/bin/python3 -m pytest -q -p no:cacheprovider tests) >"$logs/$s.log" 2>&1
@@ -357,7 +357,8 @@ if [ ${#clients[@]} -gt 0 ]; then
     ' _ "$root" "$logs" "${clients[@]}"
 fi
 if want node_client; then
-    # node --test prints "# pass N" and "# fail N"; no such line, or a non-zero
+    # node --test (TAP reporter: newer nodes default to another one off a
+    # terminal) prints "# pass N" and "# fail N"; no such line, or a non-zero
     # exit without a failure counted, is one failure.
     p=$(grep -o "^# pass [0-9]*" "$logs/node_client.log" | grep -o "[0-9]*$")
     f=$(grep -o "^# fail [0-9]*" "$logs/node_client.log" | grep -o "[0-9]*$")

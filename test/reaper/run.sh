@@ -109,7 +109,8 @@ api_asks_for_update() {
 # extension directory of their own (test/lib/released.sh).
 source test/lib/released.sh
 released=$(released_extension_dir) || echo "# no extension directory with the released versions"
-released_sql() { PGOPTIONS="-c extension_destdir=$released" sql "$@"; }
+released_opts=$(released_options "$released")
+released_sql() { PGOPTIONS=$released_opts sql "$@"; }
 for version in 0.1.0 0.3.0; do
     sql -d postgres -c "CREATE DATABASE old" >/dev/null
     released_sql -d old -c "SET client_min_messages = error" -c "CREATE EXTENSION claimqueue VERSION '$version'"
