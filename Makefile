@@ -68,3 +68,13 @@ $(SQL_UPGRADES): build/sql/$(EXTENSION)--%--$(EXTVERSION).sql: $(SQL_SOURCES) cl
 .PHONY: unit test demo
 unit:
 	cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null && cmake --build build -j2 && ctest --test-dir build --output-on-failure -L unit
+
+# The PGXN release: claimqueue-VERSION.zip of the committed tree (HEAD), one
+# top directory with META.json in it, as `pgxn install` takes it (make, make
+# install). The benchmark and CI files stay out. test/pgxn/run.sh builds and
+# installs it from a clean directory.
+DIST_ZIP = $(EXTENSION)-$(EXTVERSION).zip
+.PHONY: dist
+dist:
+	git archive --format=zip --prefix=$(EXTENSION)-$(EXTVERSION)/ -o $(DIST_ZIP) HEAD -- . ':(exclude)bench' ':(exclude).ci'
+	@echo "$(DIST_ZIP): $$(unzip -l $(DIST_ZIP) | tail -1 | awk '{print $$2}') files"

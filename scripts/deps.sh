@@ -1,18 +1,26 @@
 #!/usr/bin/env bash
-# Installs what claimqueue needs to build and test on Debian 12, if missing.
-# postgresql-server-dev-15 must match the server's minor version, so the two are
-# always installed (or upgraded) together. libipc-run-perl: the Perl TAP suites
-# (PostgreSQL::Test::Cluster, shipped with postgresql-server-dev-15) need IPC::Run.
-# The client libraries' npm packages come from their committed lock files (npm ci).
+# Installs what claimqueue needs to build and test, if missing, for one
+# PostgreSQL major (PG_MAJOR, default 15: Debian 12's) from the system's Debian
+# archive: Debian 12 on the host, or the root scripts/chroot.sh made for that
+# major. postgresql-server-dev-N must match the server's minor version, so the
+# two are always installed (or upgraded) together. libipc-run-perl: the Perl TAP
+# suites (PostgreSQL::Test::Cluster, shipped with postgresql-server-dev-N) need
+# IPC::Run. The client libraries' npm packages come from their committed lock
+# files (npm ci). DEPS=server: only what builds and runs the extension (the
+# package test needs no more).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+pg=${PG_MAJOR:-15}
 
 packages=(
-    postgresql-15 postgresql-server-dev-15 postgresql-common postgresql-client-15
-    postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl
+    "postgresql-$pg" "postgresql-server-dev-$pg" postgresql-common "postgresql-client-$pg"
+    build-essential g++ make ca-certificates
+)
+[ "${DEPS:-all}" = server ] || packages+=(
+    "postgresql-$pg-pgtap" libtap-parser-sourcehandler-pgtap-perl cmake libgtest-dev
     libipc-run-perl
-    build-essential g++ make cmake libgtest-dev
     python3-psycopg python3-pytest
+    git unzip python3 pgxnclient
 )
 
 missing=()
@@ -20,18 +28,21 @@ for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 # The node-postgres worker test needs node and npm (the machine's own, or Debian's).
-command -v node >/dev/null 2>&1 || missing+=(nodejs)
-command -v npm >/dev/null 2>&1 || missing+=(npm)
+if [ "${DEPS:-all}" != server ]; then
+    command -v node >/dev/null 2>&1 || missing+=(nodejs)
+    command -v npm >/dev/null 2>&1 || missing+=(npm)
+fi
 # A server older than its dev headers (or the reverse) breaks the build: upgrade both.
-server=$(dpkg-query -W -f='${Version}' postgresql-15 2>/dev/null || true)
-headers=$(dpkg-query -W -f='${Version}' postgresql-server-dev-15 2>/dev/null || true)
+server=$(dpkg-query -W -f='${Version}' "postgresql-$pg" 2>/dev/null || true)
+headers=$(dpkg-query -W -f='${Version}' "postgresql-server-dev-$pg" 2>/dev/null || true)
 if [ -n "$server" ] && [ -n "$headers" ] && [ "$server" != "$headers" ]; then
-    missing+=(postgresql-15 postgresql-server-dev-15)
+    missing+=("postgresql-$pg" "postgresql-server-dev-$pg")
 fi
 
 # clients/node (its install builds dist/) and the fault test that uses it:
 # npm ci again only when a lock file changed since the last install.
 npm_packages() {
+    [ "${DEPS:-all}" != server ] || return 0
     local dir
     for dir in clients/node test/clients; do
         if [ ! -f "$dir/node_modules/.package-lock.json" ] ||
@@ -56,5 +67,5 @@ echo "deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${packages[@]}" "${missing[@]}" >/dev/null
-echo "deps: done ($(pg_config --version))"
+echo "deps: done ($("/usr/lib/postgresql/$pg/bin/pg_config" --version))"
 npm_packages

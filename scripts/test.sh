@@ -1,68 +1,163 @@
 #!/usr/bin/env bash
-# Runs every claimqueue test on this machine: installs what is missing, builds,
-# installs, then runs the C++ unit tests (ctest); in one throwaway cluster
-# (pg_virtualenv) the pg_regress files and the isolation specs (make
-# installcheck), the pgTAP contract, the stress test, the node-postgres worker
-# and the upgrade test; the fault-injection soak in a cluster of its own; the
-# Perl TAP suites (test/perl, PostgreSQL::Test::Cluster), which start their
-# own servers: settings, pg_dump, no-preload, claim cursors, waiting dequeue,
-# the reaper's lifecycle and the liveness soak; and the client libraries
+# Runs every claimqueue test against one PostgreSQL major: installs what is
+# missing, builds, installs, then runs the C++ unit tests (ctest); in one
+# throwaway cluster (pg_virtualenv) the pg_regress files and the isolation specs
+# (make installcheck), the pgTAP contract, the stress test, the node-postgres
+# worker and the upgrade test; the fault-injection soak in a cluster of its
+# own; the Perl TAP suites (test/perl, PostgreSQL::Test::Cluster), which start
+# their own servers: settings, pg_dump, no-preload, claim cursors, waiting
+# dequeue, the reaper's lifecycle and the liveness soak; the client libraries
 # (clients/node, clients/python: their own tests and the same fault test in
-# each language). Ends with
-# "tests: N passed, M failed".
+# each language); on the host also the PGXN release zip (test/pgxn), in a
+# Debian root also the Debian package (test/package).
+# Ends with "tests: N passed, M failed".
+#
+#   scripts/test.sh                  PostgreSQL 15, Debian 12's, on this machine
+#   scripts/test.sh --pg 17          PostgreSQL 17 (18) in a Debian trixie (sid) root
+#                                    that scripts/chroot.sh makes or reuses
+#   scripts/test.sh --pg 15 --chroot PostgreSQL 15 in a Debian 12 root
+#   scripts/test.sh --pg-upgrade     pg_upgrade from 15 to 17 (test/pg_upgrade), in a root
+#   --skip a,b   --only a,b          leave out / run only these suites (names as in the summary)
+#
 #   STRESS_JOBS=50000   jobs drained by the stress test
 #   SOAK_JOBS=10000     jobs drained by the fault-injection soak (test/soak/run.sh alone: 100000)
 #   FAULT_JOBS=5000     jobs drained by each client fault test (test/clients/run.sh)
+#   CLAIMQUEUE_CHROOTS  where the Debian roots are kept (default /var/cache/claimqueue-chroots)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
+
+host_major=15        # what Debian 12, the host, ships
+major=$host_major
+where=host           # host | chroot (delegate to a root) | root (we are in one)
+pg_upgrade=0
+prepare=0
+skip=","
+only=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --pg) major=$2; shift 2 ;;
+        --pg=*) major=${1#--pg=}; shift ;;
+        --chroot) where=chroot; shift ;;
+        --in-root) where=root; shift ;;       # set by the delegating run, not by hand
+        --pg-upgrade) pg_upgrade=1; shift ;;
+        --prepare) prepare=1; shift ;;        # in a root: fetch what the tests need, run none
+        --skip) skip=",$2,"; shift 2 ;;
+        --only) only=",$2,"; shift 2 ;;
+        *) echo "usage: $0 [--pg N] [--chroot] [--pg-upgrade] [--skip a,b] [--only a,b]" >&2; exit 2 ;;
+    esac
+done
+case "$major" in [0-9][0-9]) ;; *) echo "test: --pg takes a major such as 17" >&2; exit 2 ;; esac
+[ "$where" = host ] && [ "$major" != "$host_major" ] && where=chroot
+# The package test runs in a root only: on the host it would build and
+# install into the host's PostgreSQL and then test nothing.
+if [ "$where" = host ] && [ "$only" = ",package," ]; then
+    echo "test: the package test runs in a Debian root: add --chroot" >&2
+    exit 2
+fi
+[ "$pg_upgrade" = 1 ] && [ "$where" != root ] && where=chroot
+
+# want SUITE: whether --only / --skip let it run.
+want() {
+    [ -n "$only" ] && { [[ "$only" == *",$1,"* ]]; return; }
+    [[ "$skip" != *",$1,"* ]]
+}
+
+# The other majors run in a Debian root: make or reuse it, copy this tree into
+# it, run this script there, and keep its logs in build/test-logs/pgN.
+if [ "$where" = chroot ]; then
+    name=$major
+    [ "$pg_upgrade" = 1 ] && name=upgrade
+    cache=${CLAIMQUEUE_CHROOTS:-/var/cache/claimqueue-chroots}
+    t0=$SECONDS
+    bash scripts/chroot.sh create "$name" >/dev/null || exit 1
+    bash scripts/chroot.sh sync "$name" || exit 1
+    echo "== root $cache/$name ready in $((SECONDS - t0)) s"
+    args=(--pg "$major" --in-root)
+    [ "$pg_upgrade" = 1 ] && args+=(--pg-upgrade)
+    [ "$skip" != "," ] && args+=(--skip "${skip:1:-1}")
+    [ -n "$only" ] && args+=(--only "${only:1:-1}")
+    # Two runs: one with the network, which installs packages and node modules;
+    # then the tests, in a network namespace of their own (loopback only), so
+    # their servers take ports without meeting the host's.
+    t0=$SECONDS
+    bash scripts/chroot.sh run "$name" bash scripts/test.sh "${args[@]}" --prepare || exit 1
+    echo "== prepared in $((SECONDS - t0)) s"
+    bash scripts/chroot.sh offline "$name" bash scripts/test.sh "${args[@]}"
+    rc=$?
+    mkdir -p build/test-logs
+    rm -rf "build/test-logs/$name"
+    cp -r "$cache/$name/src/claimqueue/build/test-logs" "build/test-logs/$name" 2>/dev/null
+    echo "(logs of that run in build/test-logs/$name)"
+    exit $rc
+fi
+
 logs="$root/build/test-logs"
+# A fresh directory: a suite that could not run must not count an older log.
+[ "$prepare" = 1 ] || rm -rf "$logs"
 mkdir -p "$logs"
 
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 
-bash scripts/deps.sh || exit 1
+# The package test alone needs only the server and its headers.
+deps_set=all
+[ "$only" = ",package," ] && deps_set=server
+
+# In a root, the run with the network: packages (scripts/deps.sh, the package
+# test's build tools) and the node tests' modules.
+if [ "$prepare" = 1 ]; then
+    if [ "$pg_upgrade" = 1 ]; then
+        PG_MAJOR=15 bash scripts/deps.sh && PG_MAJOR=17 bash scripts/deps.sh
+        exit
+    fi
+    PG_MAJOR=$major DEPS=$deps_set bash scripts/deps.sh || exit 1
+    if want node_worker || want soak; then
+        for d in examples/node-worker test/soak; do
+            # One retry: the registry is across the network.
+            (cd "$d" && { npm install --no-audit --no-fund >"$logs/npm.log" 2>&1 ||
+                          npm install --no-audit --no-fund >"$logs/npm.log" 2>&1; }) ||
+                { tail -20 "$logs/npm.log"; echo "npm install in $d failed"; exit 1; }
+        done
+    fi
+    if want package; then bash test/package/run.sh "$major" --deps || exit 1; fi
+    exit 0
+fi
+
+# pg_upgrade from 15 to 17 has a test of its own, in the "upgrade" root.
+if [ "$pg_upgrade" = 1 ]; then
+    bash test/pg_upgrade/run.sh 15 17 2>&1 | tee "$logs/pg_upgrade.log"
+    rc=${PIPESTATUS[0]}
+    p=$(grep -c "^ok " "$logs/pg_upgrade.log")
+    f=$(grep -c "^not ok " "$logs/pg_upgrade.log")
+    [ "$rc" -eq 0 ] || [ "$f" -gt 0 ] || f=1
+    echo "tests: $p passed, $f failed"
+    [ "$f" -eq 0 ]
+    exit
+fi
+
+# Every PostgreSQL program below is this major's: pg_config, psql, pgbench,
+# pg_isolation_regress (through PG_CONFIG), pg_virtualenv -v.
+export PG_CONFIG=/usr/lib/postgresql/$major/bin/pg_config
+export PATH=/usr/lib/postgresql/$major/bin:$PATH
+
+t0=$SECONDS
+PG_MAJOR=$major DEPS=$deps_set bash scripts/deps.sh || exit 1
+t_deps=$((SECONDS - t0)); t0=$SECONDS
 make -s -j2 || exit 1
 $SUDO make -s install || exit 1
+t_build=$((SECONDS - t0))
+echo "== PostgreSQL $("$PG_CONFIG" --version | awk '{print $2}') ($where): deps ${t_deps} s, build and install ${t_build} s"
 
 passed=0
 failed=0
 summary=()
 
-# record SUITE PASSED FAILED
+# record SUITE PASSED FAILED SECONDS
 record() {
     passed=$((passed + $2))
     failed=$((failed + $3))
-    summary+=("$(printf '%-12s %5d passed, %d failed' "$1" "$2" "$3")")
-}
-
-# record_prove SUITE LOG: counts from a TAP harness's summary (prove, pg_prove):
-# "Tests=N" subtests ran, of which the "Failed: F" of each failing file failed.
-# A run without "Result: PASS" and no failed subtest (a script that died, a
-# wrong plan, no summary at all) counts as one failure.
-record_prove() {
-    local suite=$1 log=$2 total bad
-    total=$(sed -n 's/^Files=[0-9]*, Tests=\([0-9]*\),.*/\1/p' "$log" | tail -1)
-    bad=$(grep -o "Failed: [0-9]*)" "$log" | grep -o "[0-9]*" | awk '{s += $1} END {print s + 0}')
-    if ! grep -q "^Result: PASS" "$log"; then
-        [ "$bad" -gt 0 ] || bad=1
-        grep -E "^(not ok|#)" "$log" | tail -20
-        tail -15 "$log"
-    fi
-    record "$suite" $(( ${total:-0} > bad ? ${total:-0} - bad : 0 )) "$bad"
-}
-
-# record_tap SUITE LOG: counts a shell suite's "ok" / "not ok" lines; a suite
-# that exited non-zero without a "not ok" line counts as one failure.
-record_tap() {
-    local suite=$1 log=$2 p f
-    p=$(grep -c "^ok " "$log")
-    f=$(grep -c "^not ok " "$log")
-    if ! grep -q "^exit=0" "$log" && [ "$f" -eq 0 ]; then f=1; fi
-    [ "$f" -eq 0 ] || grep -E "^(not ok|#)" "$log" | tail -20
-    [ "$f" -eq 0 ] || tail -30 "$log"
-    record "$suite" "$p" "$f"
+    summary+=("$(printf '%-12s %5d passed, %d failed   %4d s' "$1" "$2" "$3" "$4")")
 }
 
 # Counts from pg_regress / pg_isolation_regress output ("All 15 tests passed."
@@ -80,119 +175,225 @@ count_regress() {
     fi
 }
 
-echo "== unit tests (GoogleTest via CMake/ctest)"
-if cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$logs/cmake.log" 2>&1 &&
-   cmake --build build -j2 >>"$logs/cmake.log" 2>&1; then
-    ctest --test-dir build -L unit --output-on-failure >"$logs/unit.log" 2>&1
-    tail -3 "$logs/unit.log"
-    if line=$(grep -o "[0-9]*% tests passed, [0-9]* tests failed out of [0-9]*" "$logs/unit.log"); then
-        read -r bad total < <(echo "$line" | awk '{print $4, $9}')
-        record unit $((total - bad)) "$bad"
-    else
-        record unit 0 1
+# count_tap LOG: "passed failed" from a script's "ok"/"not ok" lines and its
+# exit status (appended as exit=N); a failed exit with no "not ok" is one failure.
+count_tap() {
+    local log=$1 p f
+    p=$(grep -c "^ok " "$log")
+    f=$(grep -c "^not ok " "$log")
+    if ! grep -q "^exit=0" "$log" && [ "$f" -eq 0 ]; then f=1; fi
+    echo "$p $f"
+}
+
+# record_prove SUITE LOG SECONDS: counts from a TAP harness's summary (prove,
+# pg_prove): "Tests=N" subtests ran, of which the "Failed: F" of each failing
+# file failed. A run without "Result: PASS" and no failed subtest (a script
+# that died, a wrong plan, no summary at all) counts as one failure.
+record_prove() {
+    local suite=$1 log=$2 secs=$3 total bad
+    total=$(sed -n 's/^Files=[0-9]*, Tests=\([0-9]*\),.*/\1/p' "$log" | tail -1)
+    bad=$(grep -o "Failed: [0-9]*)" "$log" | grep -o "[0-9]*" | awk '{s += $1} END {print s + 0}')
+    if ! grep -q "^Result: PASS" "$log"; then
+        [ "$bad" -gt 0 ] || bad=1
+        grep -E "^(not ok|#)" "$log" | tail -20
+        tail -15 "$log"
     fi
-else
-    tail -20 "$logs/cmake.log"
-    record unit 0 1
+    record "$suite" $(( ${total:-0} > bad ? ${total:-0} - bad : 0 )) "$bad" "$secs"
+}
+
+# A script that passes or fails as a whole (exit=0 appended to its log).
+record_exit() {
+    local name=$1 log=$2 secs=$3
+    if grep -q "^exit=0" "$log"; then record "$name" 1 0 "$secs"; else tail -40 "$log"; record "$name" 0 1 "$secs"; fi
+}
+
+secs_of() { cat "$logs/$1.time" 2>/dev/null || echo 0; }
+
+if want unit; then
+    echo "== unit tests (GoogleTest via CMake/ctest)"
+    t0=$SECONDS
+    if cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPG_CONFIG="$PG_CONFIG" >"$logs/cmake.log" 2>&1 &&
+       cmake --build build -j2 >>"$logs/cmake.log" 2>&1; then
+        ctest --test-dir build -L unit --output-on-failure >"$logs/unit.log" 2>&1
+        tail -3 "$logs/unit.log"
+        if line=$(grep -o "[0-9]*% tests passed, [0-9]* tests failed out of [0-9]*" "$logs/unit.log"); then
+            read -r bad total < <(echo "$line" | awk '{print $4, $9}')
+            record unit $((total - bad)) "$bad" $((SECONDS - t0))
+        else
+            record unit 0 1 $((SECONDS - t0))
+        fi
+    else
+        tail -20 "$logs/cmake.log"
+        record unit 0 1 $((SECONDS - t0))
+    fi
 fi
 
-# The suites that share a server run in one throwaway cluster with the library
-# preloaded; each writes its log, counted below. (TAP_TESTS= keeps make
-# installcheck to pg_regress and isolation here: the Perl suites run below.)
-echo "== PostgreSQL suites (pg_virtualenv, shared_preload_libraries=claimqueue)"
-pg_virtualenv -t -o shared_preload_libraries=claimqueue -o max_connections=100 -o wal_level=logical bash -c '
-    cd "$1"; logs="$2"
-    echo "-- pg_regress";  make -s installcheck ISOLATION= TAP_TESTS= >"$logs/regress.log" 2>&1; tail -3 "$logs/regress.log"
-    echo "-- isolation";   make -s installcheck REGRESS= TAP_TESTS=   >"$logs/isolation.log" 2>&1; tail -3 "$logs/isolation.log"
-    echo "-- pgTAP";       bash test/pgtap/run.sh            >"$logs/pgtap.log" 2>&1; tail -4 "$logs/pgtap.log"
-    echo "-- stress";      bash test/stress/run.sh           >"$logs/stress.log" 2>&1; echo "exit=$?" >>"$logs/stress.log"; tail -12 "$logs/stress.log"
-    echo "-- node worker"; bash test/node/run.sh             >"$logs/node.log" 2>&1; echo "exit=$?" >>"$logs/node.log"; tail -3 "$logs/node.log"
-    echo "-- upgrade";     bash test/upgrade/run.sh          >"$logs/upgrade.log" 2>&1; echo "exit=$?" >>"$logs/upgrade.log"; tail -3 "$logs/upgrade.log"
-    true
-' _ "$root" "$logs"
+# Everything that needs a server but not a cluster of its own runs in one
+# throwaway cluster with the library preloaded; each suite writes its log and
+# its duration (NAME.time), counted below.
+shared=()
+for s in pg_regress isolation pgtap stress node_worker upgrade; do want "$s" && shared+=("$s"); done
+if [ ${#shared[@]} -gt 0 ]; then
+    echo "== PostgreSQL suites (pg_virtualenv, shared_preload_libraries=claimqueue)"
+    pg_virtualenv -v "$major" -t -o shared_preload_libraries=claimqueue -o max_connections=100 -o wal_level=logical bash -c '
+        cd "$1"; logs="$2"; shift 2
+        for s in "$@"; do
+            echo "-- $s"
+            t0=$SECONDS
+            case "$s" in
+                # (TAP_TESTS= keeps make installcheck to pg_regress and
+                # isolation here: the Perl suites run below.)
+                pg_regress)  make -s installcheck ISOLATION= TAP_TESTS= >"$logs/$s.log" 2>&1; tail -3 "$logs/$s.log" ;;
+                isolation)   make -s installcheck REGRESS= TAP_TESTS=   >"$logs/$s.log" 2>&1; tail -3 "$logs/$s.log" ;;
+                pgtap)       bash test/pgtap/run.sh  >"$logs/$s.log" 2>&1; tail -4 "$logs/$s.log" ;;
+                stress)      bash test/stress/run.sh >"$logs/$s.log" 2>&1; echo "exit=$?" >>"$logs/$s.log"; tail -12 "$logs/$s.log" ;;
+                node_worker) bash test/node/run.sh   >"$logs/$s.log" 2>&1; echo "exit=$?" >>"$logs/$s.log"; tail -3 "$logs/$s.log" ;;
+                upgrade)     bash test/upgrade/run.sh >"$logs/$s.log" 2>&1; echo "exit=$?" >>"$logs/$s.log"; tail -3 "$logs/$s.log" ;;
+            esac
+            echo $((SECONDS - t0)) >"$logs/$s.time"
+        done
+        true
+    ' _ "$root" "$logs" "${shared[@]}"
+fi
 
-read -r p f < <(count_regress "$logs/regress.log"); record pg_regress "$p" "$f"
-[ "$f" -eq 0 ] || cat regression.diffs 2>/dev/null | head -100
-read -r p f < <(count_regress "$logs/isolation.log"); record isolation "$p" "$f"
-[ "$f" -eq 0 ] || cat output_iso/regression.diffs 2>/dev/null | head -100
-record_prove pgtap "$logs/pgtap.log"
-if grep -q "^exit=0" "$logs/stress.log"; then record stress 1 0; else tail -40 "$logs/stress.log"; record stress 0 1; fi
-if grep -q "^exit=0" "$logs/node.log"; then record node_worker 1 0; else tail -40 "$logs/node.log"; record node_worker 0 1; fi
-if grep -q "^exit=0" "$logs/upgrade.log"; then record upgrade 1 0; else tail -40 "$logs/upgrade.log"; record upgrade 0 1; fi
+if want pg_regress; then
+    read -r p f < <(count_regress "$logs/pg_regress.log"); record pg_regress "$p" "$f" "$(secs_of pg_regress)"
+    [ "$f" -eq 0 ] || head -100 regression.diffs 2>/dev/null
+fi
+if want isolation; then
+    read -r p f < <(count_regress "$logs/isolation.log"); record isolation "$p" "$f" "$(secs_of isolation)"
+    [ "$f" -eq 0 ] || head -100 output_iso/regression.diffs 2>/dev/null
+fi
+want pgtap && record_prove pgtap "$logs/pgtap.log" "$(secs_of pgtap)"
+for s in stress node_worker upgrade; do
+    want "$s" && record_exit "$s" "$logs/$s.log" "$(secs_of "$s")"
+done
 
-echo "== fault-injection soak (a cluster of its own: it is stopped with -m immediate mid-run)"
-SOAK_JOBS=${SOAK_JOBS:-10000} SOAK_RESTART=1 \
-    pg_virtualenv -t -o shared_preload_libraries=claimqueue bash test/soak/run.sh >"$logs/soak.log" 2>&1
-echo "exit=$?" >>"$logs/soak.log"
-grep -E "^(soak|faults)" "$logs/soak.log"
-if grep -q "^exit=0" "$logs/soak.log"; then record soak 1 0; else tail -30 "$logs/soak.log"; record soak 0 1; fi
+if want soak; then
+    echo "== fault-injection soak (a cluster of its own: it is stopped with -m immediate mid-run)"
+    t0=$SECONDS
+    SOAK_JOBS=${SOAK_JOBS:-10000} SOAK_RESTART=1 \
+        pg_virtualenv -v "$major" -t -o shared_preload_libraries=claimqueue bash test/soak/run.sh >"$logs/soak.log" 2>&1
+    echo "exit=$?" >>"$logs/soak.log"
+    grep -E "^(soak|faults)" "$logs/soak.log"
+    record_exit soak "$logs/soak.log" $((SECONDS - t0))
+fi
 
 # The Perl TAP suites start their own servers (PostgreSQL::Test::Cluster)
-# through PGXS's make installcheck, which puts the server's bin directory on
+# through PGXS's make installcheck, which puts this major's bin directory on
 # PATH and its test modules on prove's include path. initdb refuses root, so
 # as root they run as postgres, in a copy of the files they read (a clone
 # under /root is not readable by postgres); otherwise as the calling user.
-echo "== Perl TAP suites (test/perl: each starts servers of its own)"
-tapdir=$(mktemp -d /tmp/claimqueue-tap.XXXXXX)
-cp -r Makefile claimqueue.control README.md "$tapdir"/
-mkdir -p "$tapdir/test/upgrade" && cp -r test/perl test/lib "$tapdir/test/" &&
-    cp -r test/upgrade/released "$tapdir/test/upgrade/"
-as_tester=()
-if [ "$(id -u)" -eq 0 ]; then
-    chown -R postgres "$tapdir"
-    as_tester=(runuser -u postgres --)
+perl_suites=()
+for s in settings dump no_preload cursors wait reaper liveness; do want "$s" && perl_suites+=("$s"); done
+if [ ${#perl_suites[@]} -gt 0 ]; then
+    echo "== Perl TAP suites (test/perl: each starts servers of its own)"
+    tapdir=$(mktemp -d /tmp/claimqueue-tap.XXXXXX)
+    cp -r Makefile claimqueue.control README.md "$tapdir"/
+    mkdir -p "$tapdir/test/upgrade" && cp -r test/perl test/lib "$tapdir/test/" &&
+        cp -r test/upgrade/released "$tapdir/test/upgrade/"
+    as_tester=()
+    if [ "$(id -u)" -eq 0 ]; then
+        chown -R postgres "$tapdir"
+        as_tester=(runuser -u postgres --)
+    fi
+    for suite in "${perl_suites[@]}"; do
+        echo "-- $suite"
+        t0=$SECONDS
+        "${as_tester[@]}" make -s -C "$tapdir" installcheck REGRESS= ISOLATION= PG_CONFIG="$PG_CONFIG" \
+            PROVE_TESTS="test/perl/$suite.pl" PROVE_FLAGS=--verbose >"$logs/$suite.log" 2>&1
+        # The framework's logs: the script's own (regress_log_*) and each server's.
+        rm -rf "${logs:?}/$suite" && cp -r "$tapdir/tmp_check/log" "$logs/$suite" 2>/dev/null
+        grep -E "^# (prefilled|window)" "$logs/$suite.log" | tail -3
+        grep -E "^(Files=|Result:)" "$logs/$suite.log"
+        record_prove "$suite" "$logs/$suite.log" $((SECONDS - t0))
+    done
+    rm -rf "$tapdir"
 fi
-for suite in settings dump no_preload cursors wait reaper liveness; do
-    echo "-- $suite"
-    "${as_tester[@]}" make -s -C "$tapdir" installcheck REGRESS= ISOLATION= \
-        PROVE_TESTS="test/perl/$suite.pl" PROVE_FLAGS=--verbose >"$logs/$suite.log" 2>&1
-    # The framework's logs: the script's own (regress_log_*) and each server's.
-    rm -rf "$logs/$suite" && cp -r "$tapdir/tmp_check/log" "$logs/$suite" 2>/dev/null
-    grep -E "^# (prefilled|window)" "$logs/$suite.log" | tail -3
-    grep -E "^(Files=|Result:)" "$logs/$suite.log"
-    record_prove "$suite" "$logs/$suite.log"
+
+# The client libraries, in a cluster of their own: each package's tests and
+# the fault test for each worker.
+clients=()
+for s in node_client python_client fault_node fault_python fault_py_async; do want "$s" && clients+=("$s"); done
+if [ ${#clients[@]} -gt 0 ]; then
+    echo "== client libraries (a cluster of their own: each package's tests, the fault test for each worker)"
+    pg_virtualenv -v "$major" -t -o shared_preload_libraries=claimqueue -o max_connections=100 bash -c '
+        cd "$1"; logs="$2"; shift 2
+        for s in "$@"; do
+            echo "-- $s"
+            t0=$SECONDS
+            case "$s" in
+                node_client)
+                    (cd clients/node && npm run -s build && node --test --test-reporter=tap test/*.test.mjs) >"$logs/$s.log" 2>&1
+                    echo "exit=$?" >>"$logs/$s.log"; grep -E "^# (pass|fail) " "$logs/$s.log" ;;
+                python_client)
+                    (cd clients/python && /usr/bin/python3 -m pytest -q -p no:cacheprovider tests) >"$logs/$s.log" 2>&1
+                    echo "exit=$?" >>"$logs/$s.log"; grep -E "[0-9]+ (passed|failed)" "$logs/$s.log" | tail -1 ;;
+                fault_node|fault_python|fault_py_async)
+                    lang=${s#fault_}; [ "$lang" = py_async ] && lang=python-async
+                    bash test/clients/run.sh "$lang" >"$logs/$s.log" 2>&1; echo "exit=$?" >>"$logs/$s.log"
+                    grep "^fault $lang:" "$logs/$s.log" | tail -1 ;;
+            esac
+            echo $((SECONDS - t0)) >"$logs/$s.time"
+        done
+        true
+    ' _ "$root" "$logs" "${clients[@]}"
+fi
+if want node_client; then
+    # node --test (TAP reporter: newer nodes default to another one off a
+    # terminal) prints "# pass N" and "# fail N"; no such line, or a non-zero
+    # exit without a failure counted, is one failure.
+    p=$(grep -o "^# pass [0-9]*" "$logs/node_client.log" | grep -o "[0-9]*$")
+    f=$(grep -o "^# fail [0-9]*" "$logs/node_client.log" | grep -o "[0-9]*$")
+    if [ -z "$p" ] || [ -z "$f" ]; then p=${p:-0}; f=1; fi
+    if ! grep -q "^exit=0" "$logs/node_client.log" && [ "$f" -eq 0 ]; then f=1; fi
+    [ "$f" -eq 0 ] || grep -E "^not ok|error" "$logs/node_client.log" | head -20
+    record node_client "$p" "$f" "$(secs_of node_client)"
+fi
+if want python_client; then
+    # pytest's closing line: "N passed", "M failed", "K error(s)".
+    line=$(grep -E "[0-9]+ (passed|failed|errors?)" "$logs/python_client.log" | tail -1)
+    p=$(grep -oE "[0-9]+ passed" <<<"$line" | grep -oE "[0-9]+"); p=${p:-0}
+    f=$(grep -oE "[0-9]+ (failed|errors?)" <<<"$line" | grep -oE "[0-9]+" | awk '{s+=$1} END {print s+0}')
+    if ! grep -q "^exit=0" "$logs/python_client.log" && [ "$f" -eq 0 ]; then f=1; fi
+    [ "$f" -eq 0 ] || tail -40 "$logs/python_client.log"
+    record python_client "$p" "$f" "$(secs_of python_client)"
+fi
+for s in fault_node fault_python fault_py_async; do
+    if want "$s"; then
+        read -r p f < <(count_tap "$logs/$s.log")
+        [ "$f" -eq 0 ] || { grep -E "^(not ok|#)" "$logs/$s.log" | tail -20; tail -30 "$logs/$s.log"; }
+        record "$s" "$p" "$f" "$(secs_of "$s")"
+    fi
 done
-rm -rf "$tapdir"
 
-echo "== client libraries (a cluster of their own: each package's tests, the fault test for each worker)"
-pg_virtualenv -t -o shared_preload_libraries=claimqueue -o max_connections=100 bash -c '
-    cd "$1"; logs="$2"
-    echo "-- node client";   (cd clients/node && npm run -s build && node --test test/*.test.mjs) >"$logs/node_client.log" 2>&1
-    echo "exit=$?" >>"$logs/node_client.log"; grep -E "^# (pass|fail) " "$logs/node_client.log"
-    echo "-- python client"; (cd clients/python && /usr/bin/python3 -m pytest -q -p no:cacheprovider tests) >"$logs/python_client.log" 2>&1
-    echo "exit=$?" >>"$logs/python_client.log"; grep -E "[0-9]+ (passed|failed)" "$logs/python_client.log" | tail -1
-    echo "-- fault node";    bash test/clients/run.sh node >"$logs/fault_node.log" 2>&1; echo "exit=$?" >>"$logs/fault_node.log"
-    grep "^fault node:" "$logs/fault_node.log" | tail -1
-    echo "-- fault python";  bash test/clients/run.sh python >"$logs/fault_python.log" 2>&1; echo "exit=$?" >>"$logs/fault_python.log"
-    grep "^fault python:" "$logs/fault_python.log" | tail -1
-    echo "-- fault python-async"; bash test/clients/run.sh python-async >"$logs/fault_python_async.log" 2>&1
-    echo "exit=$?" >>"$logs/fault_python_async.log"; grep "^fault python-async:" "$logs/fault_python_async.log" | tail -1
-    true
-' _ "$root" "$logs"
+# The PGXN release zip: made from the committed tree by git, so where there is
+# a git checkout (the host, CI's clone); the roots get a copy without .git.
+if want pgxn && [ "$where" = host ]; then
+    echo "== PGXN release zip (make dist, then built and installed from a clean directory into a DESTDIR)"
+    t0=$SECONDS
+    bash test/pgxn/run.sh >"$logs/pgxn.log" 2>&1
+    echo "exit=$?" >>"$logs/pgxn.log"
+    read -r p f < <(count_tap "$logs/pgxn.log")
+    [ "$f" -eq 0 ] || tail -30 "$logs/pgxn.log"
+    record pgxn "$p" "$f" $((SECONDS - t0))
+fi
 
-# node --test prints "# pass N" and "# fail N"; no such line, or a non-zero exit
-# without a failure counted, is one failure.
-p=$(grep -o "^# pass [0-9]*" "$logs/node_client.log" | grep -o "[0-9]*$")
-f=$(grep -o "^# fail [0-9]*" "$logs/node_client.log" | grep -o "[0-9]*$")
-if [ -z "$p" ] || [ -z "$f" ]; then p=${p:-0}; f=1; fi
-if ! grep -q "^exit=0" "$logs/node_client.log" && [ "$f" -eq 0 ]; then f=1; fi
-[ "$f" -eq 0 ] || grep -E "^not ok|error" "$logs/node_client.log" | head -20
-record node_client "$p" "$f"
-
-# pytest's closing line: "N passed", "M failed", "K error(s)".
-line=$(grep -E "[0-9]+ (passed|failed|errors?)" "$logs/python_client.log" | tail -1)
-p=$(grep -oE "[0-9]+ passed" <<<"$line" | grep -oE "[0-9]+"); p=${p:-0}
-f=$(grep -oE "[0-9]+ (failed|errors?)" <<<"$line" | grep -oE "[0-9]+" | awk '{s+=$1} END {print s+0}')
-if ! grep -q "^exit=0" "$logs/python_client.log" && [ "$f" -eq 0 ]; then f=1; fi
-[ "$f" -eq 0 ] || tail -40 "$logs/python_client.log"
-record python_client "$p" "$f"
-
-record_tap fault_node "$logs/fault_node.log"
-record_tap fault_python "$logs/fault_python.log"
-record_tap fault_py_async "$logs/fault_python_async.log"
+# The Debian package: built with dpkg-buildpackage, installed with apt-get into
+# this root and smoke-tested. Only in a root: it takes the make-installed files
+# out first, and never touches the host's PostgreSQL.
+if want package && [ "$where" = root ]; then
+    echo "== Debian package (dpkg-buildpackage, apt-get install, smoke test in a fresh cluster)"
+    t0=$SECONDS
+    bash test/package/run.sh "$major" >"$logs/package.log" 2>&1
+    echo "exit=$?" >>"$logs/package.log"
+    read -r p f < <(count_tap "$logs/package.log")
+    [ "$f" -eq 0 ] || tail -30 "$logs/package.log"
+    record package "$p" "$f" $((SECONDS - t0))
+fi
 
 echo
-echo "== summary (logs in build/test-logs)"
+echo "== summary: PostgreSQL $("$PG_CONFIG" --version | awk '{print $2}') ($where; logs in build/test-logs)"
 printf '%s\n' "${summary[@]}"
 echo "tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -18,7 +18,8 @@ released_extension_dir() {
     here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
     share=$(pg_config --sharedir)/extension
     lib=$(pg_config --pkglibdir)
-    destdir=$(psql -X -A -t -q -d postgres -c "SHOW extension_destdir")
+    # (current_setting(..., true): 18 has no extension_destdir.)
+    destdir=$(psql -X -A -t -q -d postgres -c "SELECT current_setting('extension_destdir', true)")
     from_share=$share
     from_lib=$lib
     if [ -n "$destdir" ] && [ -f "$destdir$share/claimqueue.control" ]; then from_share=$destdir$share; fi
@@ -36,6 +37,18 @@ released_extension_dir() {
     psql -X -q -d postgres -c "SELECT pg_stat_file('$dir$share/claimqueue.control'), pg_stat_file('$dir$lib/claimqueue.so')" \
         >/dev/null || { echo "released_extension_dir: the server cannot read $dir" >&2; rm -rf "$dir"; return 1; }
     echo "$dir"
+}
+
+# released_options DIR: the session options (for PGOPTIONS) that make the
+# server find extensions in DIR before its own: Debian's extension_destdir up
+# to 17; from 18 the upstream extension_control_path (Debian dropped its
+# patch), whose entries are share directories, "$system" the server's own.
+released_options() {
+    if [ "$(psql -X -A -t -q -d postgres -c "SHOW server_version_num")" -ge 180000 ]; then
+        echo "-c extension_control_path=$1$(pg_config --sharedir):\$system"
+    else
+        echo "-c extension_destdir=$1"
+    fi
 }
 
 # released_versions: the versions test/upgrade/released/ holds, one a line.

@@ -125,10 +125,17 @@ my ($released) = do {
 	run_command([ 'bash', '-c', 'source "$0" && released_extension_dir', "$FindBin::RealBin/../lib/released.sh" ]);
 };
 note "released versions in $released";
+# How a session names that directory: Debian's extension_destdir up to 17,
+# from 18 the upstream extension_control_path (test/lib/released.sh says why).
+my ($sharedir) = run_command([ 'pg_config', '--sharedir' ]);
+chomp $sharedir;
+my $use_released = $node->safe_psql('postgres', 'SHOW server_version_num') >= 180000
+  ? "SET extension_control_path = '$released$sharedir:\$system'"
+  : "SET extension_destdir = '$released'";
 for my $version ('0.1.0', '0.3.0')
 {
 	$node->safe_psql('postgres', 'CREATE DATABASE old');
-	$node->safe_psql('old', "SET extension_destdir = '$released'; SET client_min_messages = error;
+	$node->safe_psql('old', "$use_released; SET client_min_messages = error;
 		CREATE EXTENSION claimqueue VERSION '$version'");
 	my ($ret, $out, $err) = $node->psql('old', q{SET log_min_messages = fatal; SELECT enqueue('default', '{}')});
 	like($err, qr/HINT:  Run ALTER EXTENSION claimqueue UPDATE in this database\./,
@@ -144,7 +151,7 @@ for my $version ('0.1.0', '0.3.0')
 	is($node->safe_psql('old', "SELECT state FROM claimqueue.jobs WHERE id = $old"), 'running',
 		"a database on $version gets no reaper: its expired lease stays running");
 	is($node->safe_psql('postgres', "SELECT count(*) $reaper = 'old'"), '0', 'and no reaper process');
-	$node->safe_psql('old', "SET extension_destdir = '$released'; ALTER EXTENSION claimqueue UPDATE");
+	$node->safe_psql('old', "$use_released; ALTER EXTENSION claimqueue UPDATE");
 	ok(has_reaper('old'), "ALTER EXTENSION claimqueue UPDATE ($version) gives it one");
 	ok(becomes('old', $old, 'ready'), 'which returns the lease');
 	$node->safe_psql('postgres', 'DROP DATABASE old');

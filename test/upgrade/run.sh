@@ -28,7 +28,8 @@ if [ "$releases" != "$(released_versions)" ]; then
 fi
 
 ext=$(released_extension_dir)
-export PGOPTIONS="-c extension_destdir=$ext"
+PGOPTIONS=$(released_options "$ext")
+export PGOPTIONS
 
 q() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
 
