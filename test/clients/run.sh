@@ -36,8 +36,12 @@ alive() { kill -0 "${pids[$1]}" 2>/dev/null; }
 exited() { ! alive "$1"; }
 # at_least N W: N jobs done and worker W holds a running job (so a fault hits work in flight).
 at_least() { [ "$(done_jobs)" -ge "$1" ] && [ "$(running_of "$2")" -gt 0 ]; }
-jobs_back() { [ "$(value "SELECT count(*) FROM queue_jobs WHERE worker = '${names[w3]}' AND state = 'running'
-                              AND (id, attempt) IN (SELECT * FROM fault_frozen)")" -eq 0 ]; }
+# A job whose row the frozen worker has already updated in its open transaction
+# (completeInTransaction stopped before COMMIT) stays locked, and no reaper can
+# take it: its completion commits after SIGCONT. SKIP LOCKED leaves such rows out.
+jobs_back() { [ "$(value "SELECT count(*) FROM (SELECT 1 FROM claimqueue.jobs WHERE worker = '${names[w3]}'
+                              AND state = 'running' AND (id, attempt) IN (SELECT * FROM fault_frozen)
+                              FOR SHARE SKIP LOCKED) held")" -eq 0 ]; }
 all_finished() { [ "$(value "SELECT count(*) FROM queue_jobs WHERE queue = '$queue' AND state IN ('ready', 'running')")" -eq 0 ]; }
 
 cleanup() {
