@@ -35,6 +35,7 @@ quick)
     held_backlog=${BENCH_HELD_BACKLOG:-300000}
     history=${BENCH_HISTORY:-}
     steady_secs=${BENCH_STEADY_SECS:-30}
+    commit_modes=${BENCH_COMMIT_MODES:-off on}
     ;;
 full)
     ceil_clients=${BENCH_CEIL_CLIENTS:-1 4 8 16 32}
@@ -45,6 +46,7 @@ full)
     held_backlog=${BENCH_HELD_BACKLOG:-1000000}
     history=${BENCH_HISTORY:-1000000}
     steady_secs=${BENCH_STEADY_SECS:-30}
+    commit_modes=${BENCH_COMMIT_MODES:-off on}
     ;;
 history)
     # Retained history alone (its fills dominate: about 10 minutes): the
@@ -52,6 +54,7 @@ history)
     ceil_clients=${BENCH_CEIL_CLIENTS:-8}
     drain_clients=${BENCH_DRAIN_CLIENTS:-8}
     history=${BENCH_HISTORY:-1000000 10000000}
+    commit_modes=${BENCH_COMMIT_MODES:-on}
     ;;
 *) echo "inner.sh: mode must be quick, full or history, not '$mode'" >&2; exit 2 ;;
 esac
@@ -59,13 +62,18 @@ t_ceil=${BENCH_T_CEIL:-10}          # seconds per ceiling run
 t_drain=${BENCH_T_DRAIN:-20}        # seconds per drain run
 t_onetxn=${BENCH_T_ONETXN:-20}      # seconds per one-commit-per-job run
 t_batch=${BENCH_T_BATCH:-10}        # seconds per batch run
-drain_prefill=${BENCH_DRAIN_PREFILL:-200000}
-batch_prefill=${BENCH_BATCH_PREFILL:-1000000}
+drain_prefill=${BENCH_DRAIN_PREFILL:-500000}
+batch_prefill=${BENCH_BATCH_PREFILL:-2000000}
 held_consumers=${BENCH_HELD_CONSUMERS:-8}
 held_producers=${BENCH_HELD_PRODUCERS:-2}
 steady_rate=${BENCH_STEADY_RATE:-1000}  # jobs/s offered by the producers (below capacity)
 window=10                           # seconds per held-snapshot window
 chunk=50000                         # payloads per enqueue_batch() call
+# synchronous_commit of the measured sessions (pgbench's, through PGOPTIONS):
+# "off" shows the CPU cost of each workload and the ceilings it is compared
+# with; "on" (durable, the server's setting) what a disk allows. Ratios are
+# taken between rows of the same mode. Steady, history and held run durable.
+sync=on
 
 # --- helpers ------------------------------------------------------------------
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*"; }
@@ -130,8 +138,9 @@ plain_count() { val "SELECT count(*) FROM bench_plain WHERE status = '$1'"; }
 pgbench_run() {
     local name=$1 c=$2 t=$3 script=$4 out=$logs/$1.log
     shift 4
-    log "  pgbench $name: -c $c -T $t $(basename "$script")${1:+ $*}"
-    if ! pgbench -n -M prepared -c "$c" -j "$(threads "$c")" -T "$t" "$@" -f "$script" >"$out" 2>&1; then
+    log "  pgbench $name: -c $c -T $t $(basename "$script")${1:+ $*}, synchronous_commit=$sync"
+    if ! PGOPTIONS="-c synchronous_commit=$sync" \
+        pgbench -n -M prepared -c "$c" -j "$(threads "$c")" -T "$t" "$@" -f "$script" >"$out" 2>&1; then
         tail -20 "$out" >&2
         die "pgbench $name failed (log: $out)"
     fi
@@ -143,7 +152,7 @@ pgbench_run() {
     [ "${failed:-0}" = 0 ] || die "pgbench $name: $failed failed transactions (log: $out)"
 }
 
-echo "section,workload,impl,clients,duration_s,loops,loops_per_s,jobs,jobs_per_s,ceiling_ref,backlog_left,note" >"$raw"
+echo "section,sync,workload,impl,clients,duration_s,loops,loops_per_s,jobs,jobs_per_s,ceiling_ref,backlog_left,note" >"$raw"
 # record SECTION WORKLOAD IMPL CLIENTS DURATION JOBS CEILING_REF BACKLOG NOTE (LOOPS/TPS from pgbench_run)
 record() {
     local jobs=$6 jps=""
@@ -151,8 +160,8 @@ record() {
         jps=$(awk -v t="$TPS" -v j="$jobs" -v l="$LOOPS" 'BEGIN { printf "%.1f", t * j / l }')
     fi
     # The note is free text: quoted for CSV.
-    echo "$1,$2,$3,$4,$5,$LOOPS,$TPS,$jobs,$jps,$7,$8,\"${9//\"/\"\"}\"" >>"$raw"
-    log "  -> $2 $3 c=$4: ${TPS} loops/s${jps:+, $jps jobs/s}${8:+, backlog left $8}${9:+ ($9)}"
+    echo "$1,$sync,$2,$3,$4,$5,$LOOPS,$TPS,$jobs,$jps,$7,$8,\"${9//\"/\"\"}\"" >>"$raw"
+    log "  -> $2 $3 c=$4 sync=$sync: ${TPS} loops/s${jps:+, $jps jobs/s}${8:+, backlog left $8}${9:+ ($9)}"
 }
 dry_note() { if [ "$1" -eq 0 ]; then echo "RAN DRY: rate understated"; fi; }
 
@@ -179,13 +188,16 @@ server_setting() { val "SELECT current_setting('$1')"; }
 
 # --- (1) ceilings ---------------------------------------------------------------
 log "(1) commit-rate ceilings"
+for sync in $commit_modes; do
 for c in $ceil_clients; do
     for k in 1 2; do
         reset_tables; settle
-        pgbench_run "ceiling_commit${k}_c$c" "$c" "$t_ceil" "$sqldir/commit$k.sql"
-        record ceiling "commit$k" sql "$c" "$t_ceil" "" "" "" "$k durable INSERT commit(s) per loop"
+        pgbench_run "ceiling_commit${k}_c${c}_sync_$sync" "$c" "$t_ceil" "$sqldir/commit$k.sql"
+        record ceiling "commit$k" sql "$c" "$t_ceil" "" "" "" "$k INSERT commit(s) per loop"
     done
 done
+done
+sync=on
 
 # --- (2)+(3) drain: plain baseline and claimqueue, 2 commits per job -------------
 # drain_pair SECTION CLIENTS SECONDS PREFILL HISTORY CQ_SCRIPT PLAIN_SCRIPT CEILING WORKLOAD
@@ -194,14 +206,14 @@ drain_pair() {
     reset_tables
     [ -z "$hist" ] || plain_history "$hist" >/dev/null
     plain_fill "$prefill" >/dev/null; settle
-    pgbench_run "${wl}_plain_c$c" "$c" "$t" "$sqldir/$pls"
+    pgbench_run "${wl}_plain_c${c}_sync_$sync" "$c" "$t" "$sqldir/$pls"
     left=$(plain_count ready)
     record "$section" "$wl" plain "$c" "$t" "$(( $(plain_count done) - ${hist:-0} ))" "$ceil" "$left" "$(dry_note "$left")"
 
     reset_tables
     [ -z "$hist" ] || cq_history "$hist"
     cq_fill "$prefill"; settle
-    pgbench_run "${wl}_claimqueue_c$c" "$c" "$t" "$sqldir/$cqs"
+    pgbench_run "${wl}_claimqueue_c${c}_sync_$sync" "$c" "$t" "$sqldir/$cqs"
     left=$(cq_count ready)
     record "$section" "$wl" claimqueue "$c" "$t" "$(( $(cq_count done) - ${hist:-0} ))" "$ceil" "$left" "$(dry_note "$left")"
 }
@@ -209,13 +221,17 @@ drain_pair() {
 only_history() { [ "$mode" = history ]; }
 
 log "(2,3) drain: $drain_prefill prefilled, claim and complete in separate transactions"
+for sync in $commit_modes; do
 for c in $drain_clients; do
     drain_pair drain "$c" "$t_drain" "$drain_prefill" "" cq_drain.sql plain_drain.sql commit2 drain
 done
+done
+sync=on
 
 if ! only_history; then
 # --- (4) one commit per job ------------------------------------------------------
 log "(4) one commit per job: claim and complete in one transaction"
+for sync in $commit_modes; do
 for c in $onetxn_clients; do
     drain_pair one_commit "$c" "$t_onetxn" "$drain_prefill" "" cq_onetxn.sql plain_onetxn.sql commit1 one_commit_per_job
 done
@@ -227,16 +243,21 @@ log "(4b) one call per job: complete_and_dequeue() in autocommit"
 for c in $onetxn_clients; do
     reset_tables
     cq_fill "$drain_prefill"; settle
-    pgbench_run "one_call_per_job_claimqueue_c$c" "$c" "$t_onetxn" "$sqldir/cq_onecall.sql" -D id=0 -D attempt=0
+    pgbench_run "one_call_per_job_claimqueue_c${c}_sync_$sync" "$c" "$t_onetxn" "$sqldir/cq_onecall.sql" -D id=0 -D attempt=0
     left=$(cq_count ready)
     record one_commit one_call_per_job claimqueue "$c" "$t_onetxn" "$(cq_count done)" commit1 "$left" "$(dry_note "$left")"
 done
+done
+sync=on
 
 # --- (5) batch of 100 --------------------------------------------------------------
 log "(5) batch: claim 100 per transaction, complete them in one transaction"
+for sync in $commit_modes; do
 for c in $batch_clients; do
     drain_pair batch "$c" "$t_batch" "$batch_prefill" "" cq_batch.sql plain_batch.sql commit2 batch100
 done
+done
+sync=on
 fi
 
 # --- full and history modes: drain with retained history --------------------------
@@ -388,8 +409,8 @@ held_probe() {
     local first last
     first=$(awk -F, -v impl="$impl" '$1 == impl && $2 == 1 { print $5 "," $9 }' "$windows")
     last=$(awk -F, -v impl="$impl" -v n="$nwin" '$1 == impl && $2 == n { print $5 "," $9 "," $3 }' "$windows")
-    echo "held,held_first_window,$impl,$held_consumers,$window,,,,${first%%,*},,${first##*,},jobs/s in the first ${window}-s window" >>"$raw"
-    echo "held,held_last_window,$impl,$held_consumers,$window,,,,${last%%,*},,$(echo "$last" | cut -d, -f2),jobs/s in the window ending at ${last##*,} s" >>"$raw"
+    echo "held,on,held_first_window,$impl,$held_consumers,$window,,,,${first%%,*},,${first##*,},jobs/s in the first ${window}-s window" >>"$raw"
+    echo "held,on,held_last_window,$impl,$held_consumers,$window,,,,${last%%,*},,$(echo "$last" | cut -d, -f2),jobs/s in the window ending at ${last##*,} s" >>"$raw"
 }
 
 if ! only_history; then
@@ -403,13 +424,13 @@ log "report"
 # One command after another, stopping at the first that fails (windows.csv is
 # rewritten last, so a failed load cannot leave it empty).
 {
-    psqlq -c "CREATE TABLE report_raw (ord bigserial, section text, workload text, impl text,
+    psqlq -c "CREATE TABLE report_raw (ord bigserial, section text, sync text, workload text, impl text,
                   clients int, duration_s int, loops bigint, loops_per_s numeric, jobs bigint,
                   jobs_per_s numeric, ceiling_ref text, backlog_left bigint, note text)" \
           -c "CREATE TABLE report_windows (impl text, window_no int, t_s int, jobs bigint,
                   jobs_per_s numeric, consumer_tps numeric, consumer_lat_ms numeric,
                   producer_tps numeric, backlog_ready bigint, dead_tuples bigint, table_mb numeric)" \
-          -c "\\copy report_raw (section, workload, impl, clients, duration_s, loops, loops_per_s, jobs, jobs_per_s, ceiling_ref, backlog_left, note) FROM '$raw' CSV HEADER" \
+          -c "\\copy report_raw (section, sync, workload, impl, clients, duration_s, loops, loops_per_s, jobs, jobs_per_s, ceiling_ref, backlog_left, note) FROM '$raw' CSV HEADER" \
           -c "\\copy report_windows FROM '$windows' CSV HEADER" &&
     psqlq -v mode="$mode" -v window="$window" -At -f "$here/report.sql" -o "$work/table.md" &&
     psqlq -c "\\copy (SELECT * FROM report_results ORDER BY ord) TO '$work/results.csv' CSV HEADER" &&

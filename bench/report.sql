@@ -1,8 +1,10 @@
 -- Ratios and markdown tables of one benchmark run (called by bench/inner.sh with
 -- psql -At, after report_raw and report_windows are loaded; variables: mode, window).
 --
+-- Every ratio is between rows of the same synchronous_commit mode (column sync:
+-- off shows CPU cost, on the durable figure).
 -- ratio to ceiling = pgbench loops/s of the workload ÷ loops/s of the ceiling with
---   the same number of durable commits per loop, at the same client count:
+--   the same number of commits per loop, at the same client count:
 --   drain (claim; complete) and batch (claim 100; complete them): 2 commits -> commit2;
 --   one commit per job (BEGIN; claim; complete; COMMIT) and one call per job
 --   (complete_and_dequeue() in autocommit): 1 commit -> commit1.
@@ -16,7 +18,7 @@ WITH r AS (
            CASE r.workload WHEN 'commit1' THEN 1 WHEN 'commit2' THEN 2 END AS commits_per_loop
     FROM report_raw r
 )
-SELECT r.ord, r.section, r.workload, r.impl, r.clients, r.duration_s, r.loops,
+SELECT r.ord, r.section, r.sync, r.workload, r.impl, r.clients, r.duration_s, r.loops,
        round(r.loops_per_s, 1) AS loops_per_s,
        r.jobs, round(r.jobs_per_s, 1) AS jobs_per_s,
        round(r.loops_per_s * r.commits_per_loop, 1) AS commits_per_s,
@@ -32,8 +34,9 @@ SELECT r.ord, r.section, r.workload, r.impl, r.clients, r.duration_s, r.loops,
            AS note
 FROM r
 LEFT JOIN report_raw c ON c.section = 'ceiling' AND c.workload = r.ceiling_ref AND c.clients = r.clients
+                      AND c.sync = r.sync
 LEFT JOIN report_raw p ON r.section <> 'ceiling' AND p.impl = 'plain'
-                      AND p.section = r.section AND p.clients = r.clients
+                      AND p.section = r.section AND p.clients = r.clients AND p.sync = r.sync
                       -- complete_and_dequeue() has no plain twin: plain's one commit per job
                       AND p.workload = CASE r.workload WHEN 'one_call_per_job' THEN 'one_commit_per_job'
                                                        ELSE r.workload END
@@ -45,10 +48,10 @@ CREATE FUNCTION pg_temp.n(x numeric) RETURNS text LANGUAGE sql IMMUTABLE
 CREATE FUNCTION pg_temp.r(x numeric) RETURNS text LANGUAGE sql IMMUTABLE
     AS $$ SELECT coalesce(to_char(x, 'FM990.00'), '') $$;
 
-SELECT '| workload | impl | clients | T (s) | loops/s (tps) | jobs/s | ratio to ceiling | ratio to plain | backlog left | note |';
-SELECT '|---|---|--:|--:|--:|--:|--:|--:|--:|---|';
-SELECT format('| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |',
-              workload, impl, clients, duration_s,
+SELECT '| sync | workload | impl | clients | T (s) | loops/s (tps) | jobs/s | ratio to ceiling | ratio to plain | backlog left | note |';
+SELECT '|---|---|---|--:|--:|--:|--:|--:|--:|--:|---|';
+SELECT format('| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |',
+              sync, workload, impl, clients, duration_s,
               pg_temp.n(loops_per_s), pg_temp.n(jobs_per_s),
               CASE WHEN ratio_to_ceiling IS NOT NULL THEN pg_temp.r(ratio_to_ceiling) || ' (' || ceiling_ref || ')' ELSE '' END,
               CASE WHEN impl = 'claimqueue' THEN pg_temp.r(ratio_to_plain) ELSE '' END,

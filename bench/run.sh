@@ -81,9 +81,10 @@ m() { sed -n "s/^$1: //p" "$work/machine.txt"; }
     echo "- **Settings:** shared_buffers $(m shared_buffers), synchronous_commit $(m synchronous_commit), fsync $(m fsync), wal_sync_method $(m wal_sync_method), full_page_writes $(m full_page_writes), wal_level $(m wal_level), max_wal_size $(m max_wal_size), checkpoint_timeout $(m checkpoint_timeout), autovacuum $(m autovacuum), max_connections $(m max_connections), shared_preload_libraries $(m shared_preload_libraries)"
     echo "- **pgbench:** \`-n -M prepared -T <s> -c <clients> -j min(clients, 2)\`; every workload starts from truncated, vacuumed, analyzed tables after a CHECKPOINT."
     echo
-    echo "Ratio to ceiling: the workload's pgbench loops/s ÷ the loops/s of the ceiling loop with as many durable"
-    echo "commits per loop, at the same client count (commit2 for drain and batch, commit1 for one commit per job)."
-    echo "Ratio to plain: claimqueue jobs/s ÷ plain-SQL jobs/s, same workload and clients."
+    echo "sync: the measured sessions' synchronous_commit (off: the CPU cost; on: durable commits). Steady and held run durable."
+    echo "Ratio to ceiling: the workload's pgbench loops/s ÷ the loops/s of the ceiling loop with as many"
+    echo "commits per loop, at the same client count and sync (commit2 for drain and batch, commit1 for one commit per job)."
+    echo "Ratio to plain: claimqueue jobs/s ÷ plain-SQL jobs/s, same workload, clients and sync."
     echo "\"backlog left\" = ready jobs after the run (0 would mean the queue ran dry and the rate is understated)."
     echo
     echo "## Results"
