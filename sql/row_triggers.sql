@@ -44,3 +44,27 @@ DROP TRIGGER note_after ON claimqueue.jobs;
 -- executor state, not kept while the table had triggers, is built anew).
 SELECT id FROM dequeue('trig', 'w2');
 SELECT id, state, worker FROM claimqueue.jobs WHERE id = 2;
+-- UPDATE OF column triggers fire as for an UPDATE whose SET list names the
+-- columns the call changes: a claim sets state, attempt, worker, started_at
+-- and lease_expires_at; complete sets state, finished_at and lease_expires_at.
+-- No call changes the payload.
+CREATE TABLE pg_temp.column_seen (n serial, job bigint, tg text, new_state text);
+CREATE FUNCTION pg_temp.note_column() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO pg_temp.column_seen (job, tg, new_state) VALUES (NEW.id, TG_NAME, NEW.state);
+    RETURN NEW;
+END $$;
+CREATE TRIGGER of_state AFTER UPDATE OF state ON claimqueue.jobs
+    FOR EACH ROW EXECUTE FUNCTION pg_temp.note_column();
+CREATE TRIGGER of_worker AFTER UPDATE OF worker ON claimqueue.jobs
+    FOR EACH ROW EXECUTE FUNCTION pg_temp.note_column();
+CREATE TRIGGER of_payload AFTER UPDATE OF payload ON claimqueue.jobs
+    FOR EACH ROW EXECUTE FUNCTION pg_temp.note_column();
+SELECT create_queue('trig_cols');
+SELECT enqueue('trig_cols', '{}') AS job \gset
+SELECT id = :job AS claimed, attempt FROM dequeue('trig_cols', 'w3');
+SELECT complete(:job, 1);
+SELECT job = :job AS this_job, tg, new_state FROM pg_temp.column_seen ORDER BY n;
+DROP TRIGGER of_state ON claimqueue.jobs;
+DROP TRIGGER of_worker ON claimqueue.jobs;
+DROP TRIGGER of_payload ON claimqueue.jobs;

@@ -62,6 +62,19 @@ inline void InitSingleRangeTable(EState *estate, RangeTblEntry *rte)
 #endif
 }
 
+// The columns a statement built by InitSingleRangeTable updates (its SET
+// list): 16 keeps them in the RTEPermissionInfo, 15 in the range table entry.
+// `columns` is offset by FirstLowInvalidHeapAttributeNumber, as there.
+inline void SetUpdatedColumns(EState *estate, Bitmapset *columns)
+{
+    RangeTblEntry *rte = exec_rt_fetch(1, estate);
+#if PG_VERSION_NUM >= 160000
+    getRTEPermissionInfo(estate->es_rteperminfos, rte)->updatedCols = columns;
+#else
+    rte->updatedCols = columns;
+#endif
+}
+
 // An EvalPlanQual state with no plan (single-row updates): 16 added the list
 // of result relations.
 inline void InitEmptyEvalPlanQual(EPQState *epq, EState *estate)
