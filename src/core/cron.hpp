@@ -13,12 +13,9 @@
 //
 // * schedule(): parse (nothing is stored when it throws), then
 //   next_run_at = NextRunUsec(s, now, zone).
-// * The reaper, when next_run_at <= now: enqueue the job of that slot and
-//   advance from the slot, next_run_at = NextRunUsec(s, slot, zone), so
-//   every slot gives one job. Slots missed while down: catch_up = 'all'
-//   takes RunsBetween(s, slot, now, zone, cap) (the earliest `cap`, and
-//   whether more were skipped); 'one' and 'none' advance with
-//   NextRunUsec(s, now, zone) instead.
+// * The reaper, when next_run_at <= now: core/schedule_plan.hpp's PlanRuns()
+//   (on-time slots, catch_up for the missed ones, the next run), built on
+//   NextRunUsec() and RunsBetween(); each slot gives one job.
 // * nullopt from NextRunUsec means "never again" (past kMaxYear).
 //
 // Grammar (case-insensitive; blanks are spaces and tabs, surrounding blanks

@@ -41,6 +41,11 @@ Statement kDeleteJobs = {
     " SELECT count(*), count(*) FILTER (WHERE state IN ('ready', 'running')) FROM gone",
     1, {INT4OID}, nullptr};
 
+// First, so that a reaper enqueueing a schedule's job (which holds the
+// schedule's row) has committed before the jobs are counted and deleted.
+Statement kDeleteSchedules = {
+    "DELETE FROM claimqueue.schedules WHERE queue_id = $1", 1, {INT4OID}, nullptr};
+
 Statement kDeleteQueue = {
     "DELETE FROM claimqueue.queues WHERE queue_id = $1", 1, {INT4OID}, nullptr};
 
@@ -156,6 +161,7 @@ int64 DropQueue(text *name, bool force)
     if (!force)
         RefuseUnfinished(name, DatumGetInt64(ResultValue(0, 2)));
     Datum id_arg[1] = {queue_id};
+    Execute(&kDeleteSchedules, id_arg, nullptr);
     Execute(&kDeleteJobs, id_arg, nullptr);
     int64 deleted = DatumGetInt64(ResultValue(0, 1));
     if (!force)

@@ -106,6 +106,34 @@ CREATE TABLE claimqueue.queue_grants (
 COMMENT ON TABLE claimqueue.queue_grants IS 'who may produce into, consume from or manage each queue (grantee 0: PUBLIC)';
 SELECT pg_catalog.pg_extension_config_dump('claimqueue.queue_grants', '');
 
+-- Recurring jobs (0.4.0): a schedule enqueues one job into its queue for each
+-- slot of its cron expression, in its time zone (api/schedules.sql,
+-- src/engine/schedules.cpp). next_run_at is the earliest slot that has no job
+-- yet (NULL: disabled, or no slot before the year 10000); the reaper enqueues
+-- a due slot's job and advances next_run_at in one transaction.
+CREATE TABLE claimqueue.schedules (
+    name          text PRIMARY KEY
+                  CHECK (name ~ '^[a-z0-9_][a-z0-9_.-]{0,62}$'),
+    queue_id      integer NOT NULL
+                  REFERENCES claimqueue.queues ON DELETE CASCADE ON UPDATE CASCADE,
+    cron          text NOT NULL,
+    timezone      text NOT NULL,
+    payload       jsonb NOT NULL CHECK (pg_catalog.jsonb_typeof(payload) = 'object'),
+    priority      smallint NOT NULL CHECK (priority BETWEEN -100 AND 100),
+    max_attempts  integer CHECK (max_attempts BETWEEN 1 AND 10000),  -- NULL: the queue's
+    catch_up      text NOT NULL CHECK (catch_up IN ('one', 'all', 'none')),
+    enabled       boolean NOT NULL,
+    next_run_at   timestamptz,
+    last_run_at   timestamptz,       -- the slot of the latest job enqueued
+    last_job_id   bigint,            -- that job (it may have been purged since)
+    created_at    timestamptz NOT NULL DEFAULT pg_catalog.now()
+);
+COMMENT ON TABLE claimqueue.schedules IS 'recurring jobs: one job into the queue per slot of the cron expression';
+-- The reaper's pass finds the due schedules without reading the others.
+CREATE INDEX schedules_due_idx ON claimqueue.schedules (next_run_at)
+    WHERE next_run_at IS NOT NULL;
+SELECT pg_catalog.pg_extension_config_dump('claimqueue.schedules', '');
+
 -- Advisory-lock namespaces (api/locks.sql has the mapping): the first int4 key
 -- of a lock is its namespace's id, the second a registered key's id in
 -- 'registered' namespaces. Namespace 1 is claimqueue's own ('internal').

@@ -21,6 +21,7 @@ extern "C" {
 #include "engine/maintenance.hpp"
 #include "cursors/cursors.hpp"
 #include "engine/queue_locks.hpp"
+#include "engine/schedules.hpp"
 #include "engine/schema_version.hpp"
 #include "pg/statement.hpp"
 #include "pg/settings.hpp"
@@ -143,10 +144,20 @@ int64 ReapFromMark(text *, int limit)
     return n;
 }
 
+// Due schedules get their jobs; counted in jobs, the batch returns the
+// schedules it handled.
+int64 scheduled_jobs = 0;
+
+int64 SchedulesBatch(text *, int limit)
+{
+    return RunDueSchedulesBatch(nullptr, limit, &scheduled_jobs);
+}
+
 // One pass; false when the extension is gone (the reaper then exits).
 bool RunPass()
 {
-    int64 reaped = 0, purged = 0, promoted = 0, swept = 0, floors = 0;
+    int64 reaped = 0, purged = 0, promoted = 0, swept = 0, floors = 0, schedules = 0;
+    scheduled_jobs = 0;
     TimestampTz now = GetCurrentTimestamp();
     bool sweep = now - last_sweep >= kSweepIntervalUsec;
     if (sweep)
@@ -160,7 +171,8 @@ bool RunPass()
     if (!RunBatches(ReapFromMark, "claimqueue reaper: returning expired leases", &reaped))
         return false;
     lease_mark = next_lease_mark;  // its batches have committed
-    if (!RunBatches(PromoteDueBatch, "claimqueue reaper: promoting due jobs", &promoted) ||
+    if (!RunBatches(SchedulesBatch, "claimqueue reaper: enqueuing scheduled jobs", &schedules) ||
+        !RunBatches(PromoteDueBatch, "claimqueue reaper: promoting due jobs", &promoted) ||
         !RunBatches(PurgeFinishedBatch, "claimqueue reaper: purging finished jobs", &purged))
         return false;
     if (sweep) {
@@ -172,6 +184,9 @@ bool RunPass()
         ereport(LOG, (errmsg("claimqueue reaper: returned %lld expired leases, purged %lld "
                              "finished jobs past retention",
                              (long long) reaped, (long long) purged)));
+    if (scheduled_jobs > 0)
+        ereport(DEBUG1, (errmsg("claimqueue reaper: enqueued %lld scheduled jobs",
+                                (long long) scheduled_jobs)));
     LWLockAcquire(Shared()->lock, LW_EXCLUSIVE);
     ReaperSlot *slot = MySlot();
     if (slot->state == ReaperState::kStarting)

@@ -1,6 +1,6 @@
 # pg_dump and restore keep everything: queues (the default queue's changed
 # settings included), jobs in every state, per-queue grants (to a role and to
-# PUBLIC), lock namespaces of every key mode and registered keys (with a gap
+# PUBLIC), schedules, lock namespaces of every key mode and registered keys (with a gap
 # left by a rolled-back registration); and the restored database hands out new
 # ids after the old ones (no id given twice).
 use strict;
@@ -35,6 +35,9 @@ SELECT complete(id, attempt) FROM claimqueue.jobs WHERE state = 'running' ORDER 
 SELECT fail(id, attempt, 'boom') FROM claimqueue.jobs WHERE state = 'running' ORDER BY id LIMIT 1;
 SELECT cancel(5);
 SELECT grant_queue('mail', 'consume', 'claimqueue_consumer'), grant_queue('mail', 'produce', 'public');
+SELECT schedule('mail-yearly', '0 3 1 jan *', 'mail', '{"k": 1}', timezone => 'Europe/Berlin',
+                priority => 5, catch_up => 'all'),
+       schedule('default-yearly', '@yearly', 'default', enabled => false);
 });
 
 my $dump = PostgreSQL::Test::Utils::tempdir() . '/src.sql';
@@ -53,6 +56,9 @@ my @describe = (
 	                      started_at, finished_at, lease_expires_at, worker, dedup_key, last_error, payload)
 	           FROM claimqueue.jobs ORDER BY id',
 	'grants' => 'SELECT row(queue, privilege, grantee) FROM queue_privileges ORDER BY 1',
+	'schedules' => 'SELECT row(s.name, q.name, s.cron, s.timezone, s.payload, s.priority, s.max_attempts,
+	                           s.catch_up, s.enabled, s.next_run_at, s.last_run_at, s.last_job_id)
+	                FROM claimqueue.schedules s JOIN claimqueue.queues q USING (queue_id) ORDER BY s.name',
 	'next ids' => q{SELECT enqueue('mail');
 	                SELECT create_queue('new-after-restore');
 	                SELECT queue_id FROM claimqueue.queues WHERE name = 'new-after-restore';

@@ -2,7 +2,8 @@
 # the extension, their reapers return expired leases and purge old jobs; they
 # follow databases and extensions that come, go, are copied, renamed and
 # updated; they survive SIGTERM, SIGKILL, restarts and an immediate shutdown;
-# a standby runs none until it is promoted. Every wait polls with a deadline.
+# a standby runs none until it is promoted. Schedules give each slot one job
+# through all of it. Every wait polls with a deadline.
 use strict;
 use warnings;
 use FindBin;
@@ -246,6 +247,38 @@ app('DROP TRIGGER refuse_trap ON claimqueue.jobs; DROP FUNCTION refuse_trap()');
 ok($node->poll_query_until('app', q{SELECT state FROM queue_jobs WHERE queue = 'trap'}, 'ready'),
 	'once the trigger is gone, the job is reaped');
 
+# --- schedules: the reaper enqueues one job per slot. "every 1 second" with
+# catch_up 'all' must give every second its job, exactly one, across the
+# crashes, restarts, the immediate shutdown and the promotion below: a slot's
+# job and the advance of next_run_at commit together, so a pass cut short is
+# redone whole by the next reaper. In two databases, each its own.
+$node->safe_psql('postgres', 'CREATE DATABASE app2');
+$node->safe_psql('app2', 'SET client_min_messages = error; CREATE EXTENSION claimqueue');
+for my $db ('app', 'app2')
+{
+	$node->safe_psql($db, qq{SELECT create_queue('ticks');
+		SELECT schedule('tick', 'every 1 second', 'ticks', '{"db": "$db"}', catch_up => 'all')});
+}
+my $ticks = q{FROM claimqueue.jobs WHERE payload->'claimqueue'->>'schedule' = 'tick'};
+sub tick_count { return $_[0]->safe_psql($_[1], "SELECT count(*) $ticks"); }
+# Waits for N more ticks in DB on NODE, then checks that the slots from the
+# first to the last each have exactly one job, due at its slot.
+sub ticks_whole
+{
+	my ($node_, $db, $more, $what) = @_;
+	my $before = tick_count($node_, $db);
+	ok($node_->poll_query_until($db, "SELECT count(*) >= $before + $more $ticks"),
+		"$db: the schedule fires $what");
+	is($node_->safe_psql($db, qq{SELECT count(*) = count(DISTINCT run_at)
+			AND count(*) = 1 + extract(epoch FROM max(run_at) - min(run_at))
+			AND bool_and(payload->'claimqueue'->>'slot'
+			             = to_char(run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
+			AND bool_and(payload->>'db' = '$db') $ticks}), 't',
+		"$db: one job for every slot, $what");
+}
+ticks_whole($node, 'app', 3, 'in the background');
+ticks_whole($node, 'app2', 3, 'in a second database');
+
 # --- crashes and restarts: SIGKILL of a reaper (the postmaster restarts every
 # process), a restart, an immediate shutdown
 $pid = reaper_pid('app');
@@ -262,6 +295,8 @@ $node->stop('immediate');
 $node->start;
 ok(becomes('app', $job, 'ready'),
 	'after an immediate shutdown, the lease that expired while the server was down comes back');
+ticks_whole($node, 'app', 3, 'across a SIGKILL, a restart and an immediate shutdown');
+ticks_whole($node, 'app2', 3, 'in the second database, across the same');
 
 # --- a hot standby is idle; after promotion it reaps
 $node->backup('base');
@@ -281,6 +316,7 @@ is($standby->safe_psql('app', 'SELECT state FROM reaper_stats'), 'standby', 'rea
 $standby->promote;
 ok($standby->poll_query_until('app', "SELECT state FROM claimqueue.jobs WHERE id = $job", 'ready'),
 	'after promotion its reaper returns the expired lease');
+ticks_whole($standby, 'app', 3, 'after promotion, on from the slots the primary fired');
 $standby->stop;
 unlike(slurp_file($standby->logfile), qr/\b(ERROR|PANIC):/, "nothing at ERROR in the standby's log");
 $node->safe_psql('postgres', 'ALTER SYSTEM RESET claimqueue.reaper_enabled');

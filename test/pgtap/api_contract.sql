@@ -190,9 +190,13 @@ SELECT set_eq(
              UNION ALL
              SELECT format('%%I.dequeue_wait(text,text,integer,interval,interval,jsonb)', %L)::regprocedure::text
              UNION ALL
-             SELECT 'claimqueue.ready_position(integer,integer,timestamp with time zone,timestamp with time zone)'::regprocedure::text$$,
-           :'cq', :'cq', :'lock_api', :'cq'),
-    'the extension''s functions are exactly the 18 API functions, 13 helpers, ready_position, the lock-namespace functions and dequeue_wait');
+             SELECT 'claimqueue.ready_position(integer,integer,timestamp with time zone,timestamp with time zone)'::regprocedure::text
+             UNION ALL
+             SELECT format('%%I.%%s', %L, f)::regprocedure::text
+             FROM unnest(ARRAY['schedule(text,text,text,jsonb,text,integer,integer,text,boolean)',
+                               'unschedule(text)', 'run_schedules(text)']) AS f$$,
+           :'cq', :'cq', :'lock_api', :'cq', :'cq'),
+    'the extension''s functions are exactly the 18 API functions, 13 helpers, ready_position, the lock-namespace functions, dequeue_wait and the schedule functions (their contract: schedules.sql)');
 
 -- ready_position(): called for every job entering the ready state, from the
 -- claim engine's statements, which run as the extension's owner.

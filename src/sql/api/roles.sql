@@ -6,7 +6,8 @@
 --                        complete_and_dequeue, fail, heartbeat, next_due,
 --                        dequeue_wait
 --   claimqueue_admin     EXECUTE on all of these and the administration
---                        functions; every queue without a grant
+--                        functions (schedule, unschedule, run_schedules
+--                        among them); every queue without a grant
 -- All three may read the views. Per-queue grants (grant_queue, api/access.sql)
 -- come on top: a producer or consumer acts only on the queues it holds the
 -- privilege for. Every function and view has had EXECUTE or SELECT revoked
@@ -57,4 +58,11 @@ TO claimqueue_consumer, claimqueue_admin;
 GRANT EXECUTE ON PROCEDURE @extschema@.dequeue_wait(text, text, integer, interval, interval, jsonb)
 TO claimqueue_consumer, claimqueue_admin;
 GRANT SELECT ON @extschema@.claim_cursor_usage
+TO claimqueue_producer, claimqueue_consumer, claimqueue_admin;
+GRANT EXECUTE ON FUNCTION
+    @extschema@.schedule(text, text, text, jsonb, text, integer, integer, text, boolean),
+    @extschema@.unschedule(text),
+    @extschema@.run_schedules(text)
+TO claimqueue_admin;
+GRANT SELECT ON @extschema@.schedules
 TO claimqueue_producer, claimqueue_consumer, claimqueue_admin;

@@ -1,5 +1,5 @@
 -- 0.3.0 -> 0.4.0: the duration checks of claimqueue.queues follow the API's
--- rule.
+-- rule; recurring jobs (claimqueue.schedules).
 
 -- Durations compare by the API's rule, extract(epoch ...): a year is 365.25
 -- days, where interval's own comparison counts 360 and refused values the API
@@ -19,3 +19,31 @@ ALTER TABLE claimqueue.queues
 -- A claim runs no SQL statement since 0.4.0 (src/engine/job_rows.hpp): there
 -- is no plan left for explain_claim() to show.
 DROP FUNCTION claimqueue.explain_claim(text, integer);
+
+-- Recurring jobs (0.4.0): a schedule enqueues one job into its queue for each
+-- slot of its cron expression, in its time zone (api/schedules.sql,
+-- src/engine/schedules.cpp). next_run_at is the earliest slot that has no job
+-- yet (NULL: disabled, or no slot before the year 10000); the reaper enqueues
+-- a due slot's job and advances next_run_at in one transaction.
+CREATE TABLE claimqueue.schedules (
+    name          text PRIMARY KEY
+                  CHECK (name ~ '^[a-z0-9_][a-z0-9_.-]{0,62}$'),
+    queue_id      integer NOT NULL
+                  REFERENCES claimqueue.queues ON DELETE CASCADE ON UPDATE CASCADE,
+    cron          text NOT NULL,
+    timezone      text NOT NULL,
+    payload       jsonb NOT NULL CHECK (pg_catalog.jsonb_typeof(payload) = 'object'),
+    priority      smallint NOT NULL CHECK (priority BETWEEN -100 AND 100),
+    max_attempts  integer CHECK (max_attempts BETWEEN 1 AND 10000),  -- NULL: the queue's
+    catch_up      text NOT NULL CHECK (catch_up IN ('one', 'all', 'none')),
+    enabled       boolean NOT NULL,
+    next_run_at   timestamptz,
+    last_run_at   timestamptz,       -- the slot of the latest job enqueued
+    last_job_id   bigint,            -- that job (it may have been purged since)
+    created_at    timestamptz NOT NULL DEFAULT pg_catalog.now()
+);
+COMMENT ON TABLE claimqueue.schedules IS 'recurring jobs: one job into the queue per slot of the cron expression';
+-- The reaper's pass finds the due schedules without reading the others.
+CREATE INDEX schedules_due_idx ON claimqueue.schedules (next_run_at)
+    WHERE next_run_at IS NOT NULL;
+SELECT pg_catalog.pg_extension_config_dump('claimqueue.schedules', '');
