@@ -1,6 +1,7 @@
 // SQL API, jobs: enqueue, enqueue_batch, dequeue, complete, fail, heartbeat,
-// retry, cancel, reap. Arguments are checked here, before anything changes;
-// the claim engine (src/engine) does the work.
+// retry, cancel, and retry_jobs and cancel_jobs in bulk. Arguments are
+// checked here, before anything changes; the claim engine (src/engine) does
+// the work.
 #include "pg/firewall.hpp"
 
 extern "C" {
@@ -10,6 +11,7 @@ extern "C" {
 #include "api/access.hpp"
 #include "api/args.hpp"
 #include "core/rules.hpp"
+#include "engine/bulk_jobs.hpp"
 #include "engine/claim.hpp"
 #include "pg/clock.hpp"
 #include "engine/enqueue.hpp"
@@ -284,6 +286,79 @@ CQ_QUEUE_FUNCTION(cq_cancel)
     RequireJobPrivilege(id, QueuePrivilege::kManage, "cancel()");
     CancelJob(id);
     PG_RETURN_VOID();
+}
+
+namespace {
+
+// The states argument of retry_jobs() and cancel_jobs(): a one-dimensional
+// text[] without NULLs whose every element is one of `allowed` (two states).
+Datum StatesArg(FunctionCallInfo fcinfo, int n, const char *function,
+                const char *const allowed[2])
+{
+    RequireArg(fcinfo, n, "states");
+    ArrayType *states = PG_GETARG_ARRAYTYPE_P(n);
+    if (ARR_NDIM(states) > 1)
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("states must be a one-dimensional array, not %d-dimensional",
+                               ARR_NDIM(states))));
+    if (array_contains_nulls(states))
+        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+                        errmsg("states must not contain NULL elements")));
+    Datum *values;
+    int count;
+    deconstruct_array(states, TEXTOID, -1, false, TYPALIGN_INT, &values, nullptr, &count);
+    for (int i = 0; i < count; i++) {
+        char *state = TextDatumGetCString(values[i]);
+        if (strcmp(state, allowed[0]) != 0 && strcmp(state, allowed[1]) != 0)
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                            errmsg("%s cannot take jobs in state \"%s\"", function, state),
+                            errhint("%s takes %s and %s jobs.", function, allowed[0],
+                                    allowed[1])));
+    }
+    return PointerGetDatum(states);
+}
+
+// max_jobs: NULL (0 here) for all, else at least 1.
+int64 MaxJobsArg(FunctionCallInfo fcinfo, int n)
+{
+    if (PG_ARGISNULL(n))
+        return 0;
+    int32 max_jobs = PG_GETARG_INT32(n);
+    if (max_jobs < 1)
+        ereport(ERROR, (errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+                        errmsg("max_jobs %d is out of range", max_jobs),
+                        errhint("Pass at least 1, or NULL for every job that matches.")));
+    return max_jobs;
+}
+
+const char *const kRetryStates[2] = {"failed", "cancelled"};
+const char *const kCancelStates[2] = {"ready", "running"};
+
+}  // namespace
+
+// retry_jobs(queue, states, finished_before, max_jobs) -> jobs made ready
+CQ_QUEUE_FUNCTION(cq_retry_jobs)
+{
+    text *queue = QueueNameArg(fcinfo, 0);
+    Datum states = StatesArg(fcinfo, 1, "retry_jobs()", kRetryStates);
+    TimestampTz before = PG_ARGISNULL(2) ? 0 : PG_GETARG_TIMESTAMPTZ(2);
+    int64 max_jobs = MaxJobsArg(fcinfo, 3);
+    // SKIP LOCKED and jobs that failed after the transaction began: as purge().
+    RequireReadCommitted("retry_jobs()");
+    RequireQueuePrivilege(queue, QueuePrivilege::kManage, "retry_jobs()");
+    PG_RETURN_INT64(RetryJobs(queue, states, PG_ARGISNULL(2) ? nullptr : &before, max_jobs));
+}
+
+// cancel_jobs(queue, states, created_before, max_jobs) -> jobs cancelled
+CQ_QUEUE_FUNCTION(cq_cancel_jobs)
+{
+    text *queue = QueueNameArg(fcinfo, 0);
+    Datum states = StatesArg(fcinfo, 1, "cancel_jobs()", kCancelStates);
+    TimestampTz before = PG_ARGISNULL(2) ? 0 : PG_GETARG_TIMESTAMPTZ(2);
+    int64 max_jobs = MaxJobsArg(fcinfo, 3);
+    RequireReadCommitted("cancel_jobs()");
+    RequireQueuePrivilege(queue, QueuePrivilege::kManage, "cancel_jobs()");
+    PG_RETURN_INT64(CancelJobs(queue, states, PG_ARGISNULL(2) ? nullptr : &before, max_jobs));
 }
 
 // claimqueue.explain_claim(queue, batch): until 0.4.0, the plan of the SQL

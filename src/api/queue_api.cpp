@@ -1,4 +1,5 @@
-// SQL API, queue administration: create_queue, alter_queue, drop_queue.
+// SQL API, queue administration: create_queue, alter_queue, drop_queue,
+// pause_queue, resume_queue.
 #include "pg/firewall.hpp"
 
 extern "C" {
@@ -18,8 +19,8 @@ using namespace claimqueue;
 namespace {
 
 // The settings, in QueueSettings order and in argument order after the name.
-const char *const kSettingNames[5] = {"lease", "max_attempts", "backoff_base", "backoff_cap",
-                                      "retention"};
+const char *const kSettingNames[kQueueSettings] = {
+    "lease", "max_attempts", "backoff_base", "backoff_cap", "retention", "failed_retention"};
 
 // Checks one setting (argument n) if given; returns whether it was given.
 bool CheckSetting(FunctionCallInfo fcinfo, int n, int field, Datum *out)
@@ -37,34 +38,53 @@ bool CheckSetting(FunctionCallInfo fcinfo, int n, int field, Datum *out)
 
 }  // namespace
 
-// create_queue(name, lease, max_attempts, backoff_base, backoff_cap, retention, if_not_exists)
+// create_queue(name, lease, max_attempts, backoff_base, backoff_cap, retention, if_not_exists,
+//              failed_retention); failed_retention NULL: as retention
 CQ_QUEUE_FUNCTION(cq_create_queue)
 {
     text *name = QueueNameArg(fcinfo, 0);
-    Datum values[5];
+    Datum values[kQueueSettings] = {0, 0, 0, 0, 0, 0};
     for (int i = 0; i < 5; i++) {
         RequireArg(fcinfo, i + 1, kSettingNames[i]);
         CheckSetting(fcinfo, i + 1, i, &values[i]);
     }
     CheckBackoffDatums(values[2], values[3]);
     RequireArg(fcinfo, 6, "if_not_exists");
+    CheckSetting(fcinfo, 7, 5, &values[5]);  // optional: stays 0 when NULL
     RequireAdmin("create a queue");
-    QueueSettings settings = {values[0], values[1], values[2], values[3], values[4]};
+    QueueSettings settings = {values[0], values[1], values[2], values[3], values[4], values[5]};
     PG_RETURN_BOOL(CreateQueue(name, settings, PG_GETARG_BOOL(6)));
 }
 
-// alter_queue(name, lease, max_attempts, backoff_base, backoff_cap, retention); NULL = unchanged
+// alter_queue(name, lease, max_attempts, backoff_base, backoff_cap, retention, failed_retention);
+// NULL = unchanged
 CQ_QUEUE_FUNCTION(cq_alter_queue)
 {
     text *name = QueueNameArg(fcinfo, 0);
-    Datum values[5] = {0, 0, 0, 0, 0};
-    bool given[5];
-    for (int i = 0; i < 5; i++)
+    Datum values[kQueueSettings] = {0, 0, 0, 0, 0, 0};
+    bool given[kQueueSettings];
+    for (int i = 0; i < kQueueSettings; i++)
         given[i] = CheckSetting(fcinfo, i + 1, i, &values[i]);
     RequireQueuePrivilege(name, QueuePrivilege::kManage, "alter_queue()");
-    QueueSettings settings = {values[0], values[1], values[2], values[3], values[4]};
+    QueueSettings settings = {values[0], values[1], values[2], values[3], values[4], values[5]};
     AlterQueue(name, settings, given);
     PG_RETURN_VOID();
+}
+
+// pause_queue(name) -> true if the queue was running (false: paused already)
+CQ_QUEUE_FUNCTION(cq_pause_queue)
+{
+    text *name = QueueNameArg(fcinfo, 0);
+    RequireQueuePrivilege(name, QueuePrivilege::kManage, "pause_queue()");
+    PG_RETURN_BOOL(SetQueuePaused(name, true));
+}
+
+// resume_queue(name) -> true if the queue was paused (false: running already)
+CQ_QUEUE_FUNCTION(cq_resume_queue)
+{
+    text *name = QueueNameArg(fcinfo, 0);
+    RequireQueuePrivilege(name, QueuePrivilege::kManage, "resume_queue()");
+    PG_RETURN_BOOL(SetQueuePaused(name, false));
 }
 
 // drop_queue(name, force) -> jobs deleted

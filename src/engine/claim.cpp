@@ -3,6 +3,7 @@
 
 extern "C" {
 #include "common/pg_prng.h"
+#include "utils/inval.h"
 }
 
 #include "core/rules.hpp"
@@ -142,6 +143,11 @@ int64 LeaseUsec(int32 queue_id, Interval *lease)
 uint64 ClaimFromQueue(JobRows *rows, int32 queue_id, text *worker, int32 batch,
                       Interval *lease, TimestampTz now, Tuplestorestate *out, TupleDesc out_desc)
 {
+    // A paused queue is claimed from by nobody: the flag is in the cached
+    // settings, so this costs no lookup.
+    const QueueFacts *facts = QueueFactsById(queue_id);
+    if (facts != nullptr && facts->paused)
+        return 0;
     LaneWalk walk;
     BeginLaneWalk(&walk, queue_id, now);
     NewJobRowsSnapshot(rows);  // after the walk's bound (and any promotion)
@@ -206,11 +212,22 @@ const QueueFacts *FactsOf(int32 queue_id)
     return facts;
 }
 
+// Before a claim: the queue changes (a pause above all) that committed since
+// this transaction last took its invalidations in, so that a claim that
+// starts after pause_queue() has committed claims nothing, also in a
+// transaction that began before. Cheap when there is nothing new (an unlocked
+// flag test); the session's cache is dropped when there is.
+void TakeInQueueChanges()
+{
+    AcceptInvalidationMessages();
+}
+
 }  // namespace
 
 uint64 ClaimJobs(text *queue, text *worker, int32 batch, Interval *lease, Tuplestorestate *out,
                  TupleDesc out_desc)
 {
+    TakeInQueueChanges();
     NoteClaimStarting();  // before the clock is read for the leases
     TimestampTz now = ClockNow();
     JobRows *rows = OpenJobRows();
@@ -223,6 +240,7 @@ uint64 CompleteAndClaimJobs(const int64 *id, int32 attempt, text *queue, text *w
                             int32 batch, Interval *lease, Tuplestorestate *out,
                             TupleDesc out_desc)
 {
+    TakeInQueueChanges();
     NoteClaimStarting();  // before the clock is read for the leases
     TimestampTz now = ClockNow();
     JobRows *rows = OpenJobRows();
@@ -236,7 +254,12 @@ uint64 CompleteAndClaimJobs(const int64 *id, int32 attempt, text *queue, text *w
 bool NextDue(text *queue, TimestampTz *due)
 {
     ConnectSpi();
-    bool found = NextDueAt(QueueIdOf(queue), due);
+    // Read from the queue's row, not the cache: a waiter woken by
+    // resume_queue()'s commit may not have its invalidation yet.
+    bool paused;
+    int32 queue_id = QueueIdOf(queue, &paused);
+    // A paused queue has nothing due: its waiters sleep until it is resumed.
+    bool found = !paused && NextDueAt(queue_id, due);
     FinishSpi();
     return found;
 }

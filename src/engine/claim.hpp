@@ -16,7 +16,8 @@ uint64 ClaimJobs(text *queue, text *worker, int32 batch, Interval *lease,
                  Tuplestorestate *out, TupleDesc out_desc);
 
 // When the next ready job of `queue` is due (its earliest run_at), in *due;
-// false when the queue has no ready job. Raises QC001 for an unknown queue.
+// false when the queue has no ready job or is paused. Raises QC001 for an
+// unknown queue.
 bool NextDue(text *queue, TimestampTz *due);
 
 void CompleteJob(int64 id, int32 attempt);

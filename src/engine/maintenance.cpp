@@ -38,26 +38,44 @@ Statement kReturnExpired = {
     " WHERE j.id = u.id",
     4, {INT8ARRAYOID, TEXTARRAYOID, TIMESTAMPTZARRAYOID, TIMESTAMPTZOID}, nullptr};
 
-// Retention, one queue at a time: first each queue's cutoff (its retention as
-// a fixed duration, the epoch rule of clock.hpp)...
+// Retention, one queue at a time: first each queue's cutoffs (its retention
+// as a fixed duration, the epoch rule of clock.hpp), for done and cancelled
+// jobs and for failed ones (failed_retention, or retention when NULL)...
 Statement kPurgeCutoffs = {
     "SELECT queue_id, $1 - pg_catalog.make_interval("
-    "                      secs => pg_catalog.date_part('epoch', retention))"
+    "                      secs => pg_catalog.date_part('epoch', retention)),"
+    "       $1 - pg_catalog.make_interval("
+    "                      secs => pg_catalog.date_part('epoch', coalesce(failed_retention, retention)))"
     " FROM claimqueue.queues WHERE ($2::text IS NULL OR name = $2) ORDER BY queue_id",
     2, {TIMESTAMPTZOID, TEXTOID}, nullptr};
 
-// ...then its finished jobs before the cutoff. Planned for each call's values
-// (custom_plan): with the cutoff known, the planner sees how few rows qualify
-// and takes jobs_finished_idx; a generic plan cannot, and scans the table. No
-// ORDER BY, so a large backlog is found by a scan that stops at the limit.
+// ...then its finished jobs of the states $4 before the cutoff. Planned for
+// each call's values (custom_plan): with the cutoff and the states known, the
+// planner sees how few rows qualify and takes jobs_finished_idx (queue_id,
+// state, finished_at), one range per state, so the failed jobs kept longer
+// are not walked by the purge of the done ones; a generic plan cannot, and
+// scans the table. No ORDER BY, so a large backlog is found by a scan that
+// stops at the limit.
 Statement kPurgeQueue = {
     "WITH doomed AS ("
     "   SELECT id FROM claimqueue.jobs"
-    "   WHERE queue_id = $1 AND state IN ('done', 'failed', 'cancelled') AND finished_at < $2"
+    "   WHERE queue_id = $1 AND state = ANY ($4::text[]) AND finished_at < $2"
     "   LIMIT $3 FOR UPDATE SKIP LOCKED)"
     " DELETE FROM claimqueue.jobs j WHERE j.id = ANY (ARRAY(SELECT id FROM doomed))"
     "   AND j.state IN ('done', 'failed', 'cancelled')",
-    3, {INT4OID, TIMESTAMPTZOID, INT4OID}, nullptr, true};
+    4, {INT4OID, TIMESTAMPTZOID, INT4OID, TEXTARRAYOID}, nullptr, true};
+
+// The text[] of the first `n` of `states`.
+Datum StateArray(const char *const *states, int n)
+{
+    Datum values[3];
+    for (int i = 0; i < n; i++)
+        values[i] = CStringGetTextDatum(states[i]);
+    return PointerGetDatum(construct_array(values, n, TEXTOID, -1, false, TYPALIGN_INT));
+}
+
+const char *const kDoneStates[2] = {"done", "cancelled"};
+const char *const kFailedStates[1] = {"failed"};
 
 constexpr int kSqlFunctionBatch = 1000;
 
@@ -128,14 +146,23 @@ int64 PurgeFinishedBatch(text *queue, int limit)
     // SPI_tuptable belongs to the last statement: keep the cutoffs apart.
     Datum *ids = (Datum *) palloc(sizeof(Datum) * (nqueues + 1));
     Datum *cutoffs = (Datum *) palloc(sizeof(Datum) * (nqueues + 1));
+    Datum *failed_cutoffs = (Datum *) palloc(sizeof(Datum) * (nqueues + 1));
     for (uint64 i = 0; i < nqueues; i++) {
         ids[i] = ResultValue(i, 1);
         cutoffs[i] = ResultValue(i, 2);
+        failed_cutoffs[i] = ResultValue(i, 3);
     }
+    Datum done_states = StateArray(kDoneStates, 2);
+    Datum failed_states = StateArray(kFailedStates, 1);
     int64 total = 0;
     for (uint64 i = 0; i < nqueues && total < limit; i++) {
-        Datum purge[3] = {ids[i], cutoffs[i], Int32GetDatum(limit - (int) total)};
+        Datum purge[4] = {ids[i], cutoffs[i], Int32GetDatum(limit - (int) total), done_states};
         total += (int64) Execute(&kPurgeQueue, purge, nullptr);
+        if (total >= limit)
+            break;
+        Datum failed[4] = {ids[i], failed_cutoffs[i], Int32GetDatum(limit - (int) total),
+                           failed_states};
+        total += (int64) Execute(&kPurgeQueue, failed, nullptr);
     }
     FinishSpi();
     return total;

@@ -28,7 +28,8 @@ struct LeaseScan {
 int64 ReapExpiredFrom(text *queue, int limit, LeaseScan *scan);
 
 // Deletes up to `limit` done, failed and cancelled jobs that finished longer
-// ago than their queue's retention, skipping rows other sessions hold.
+// ago than their queue's retention (failed ones: its failed_retention, when
+// set), skipping rows other sessions hold.
 int64 PurgeFinishedBatch(text *queue, int limit);
 
 // The SQL functions reap() and purge(): batches until nothing is left, all in

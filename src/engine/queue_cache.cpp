@@ -38,7 +38,8 @@ Facts facts[kQueues];
 int next_facts = 0;
 
 Statement kQueueFacts = {
-    "SELECT name, lease, backoff_base, backoff_cap FROM claimqueue.queues WHERE queue_id = $1",
+    "SELECT name, lease, backoff_base, backoff_cap, paused FROM claimqueue.queues"
+    " WHERE queue_id = $1",
     1, {INT4OID}, nullptr};
 Grant grants[kGrants];
 int next_grant = 0;
@@ -121,7 +122,9 @@ const QueueFacts *QueueFactsById(int32 queue_id)
     ConnectSpi();
     Datum args[1] = {Int32GetDatum(queue_id)};
     Facts *slot = nullptr;
-    if (Execute(&kQueueFacts, args, nullptr, 1) == 1) {
+    // KnowTables again: the relids must be set whenever an entry is (anything
+    // that ran meanwhile may have taken invalidations in and reset them).
+    if (ExecuteLatest(&kQueueFacts, args, nullptr, 1) == 1 && KnowTables()) {
         slot = &facts[next_facts];
         next_facts = (next_facts + 1) % kQueues;
         slot->facts.queue_id = queue_id;
@@ -129,6 +132,7 @@ const QueueFacts *QueueFactsById(int32 queue_id)
         slot->facts.lease = *DatumGetIntervalP(ResultValue(0, 2));
         slot->facts.backoff_base = *DatumGetIntervalP(ResultValue(0, 3));
         slot->facts.backoff_cap = *DatumGetIntervalP(ResultValue(0, 4));
+        slot->facts.paused = DatumGetBool(ResultValue(0, 5));
         slot->used = true;
     }
     FinishSpi();

@@ -23,12 +23,15 @@ void RememberQueueId(text *name, int32 queue_id);
 // from claimqueue.queues on the first call after an invalidation (inside a
 // transaction; it connects to SPI itself for that). nullptr when the queue
 // does not exist. Valid until the next invalidation: copy what you keep.
+// Loaded with the latest snapshot, never the transaction's: an entry loaded
+// after an invalidation was taken in must show the change that sent it.
 struct QueueFacts {
     int32 queue_id;
     char name[NAMEDATALEN];
     Interval lease;
     Interval backoff_base;
     Interval backoff_cap;
+    bool paused;  // pause_queue(): claims take nothing
 };
 const QueueFacts *QueueFactsById(int32 queue_id);
 

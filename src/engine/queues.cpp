@@ -8,24 +8,49 @@
 #include "pg/statement.hpp"
 #include "pg/errors.h"
 #include "cursors/cursors.hpp"
+#include "pg/settings.hpp"
+#include "wait/ready_notices.hpp"
 
 namespace claimqueue {
 namespace {
 
 Statement kInsertQueue = {
-    "INSERT INTO claimqueue.queues (name, lease, max_attempts, backoff_base, backoff_cap, retention)"
-    " VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (name) DO NOTHING RETURNING queue_id",
-    6, {TEXTOID, INTERVALOID, INT4OID, INTERVALOID, INTERVALOID, INTERVALOID}, nullptr};
+    "INSERT INTO claimqueue.queues (name, lease, max_attempts, backoff_base, backoff_cap,"
+    " retention, failed_retention)"
+    " VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (name) DO NOTHING RETURNING queue_id",
+    7, {TEXTOID, INTERVALOID, INT4OID, INTERVALOID, INTERVALOID, INTERVALOID, INTERVALOID},
+    nullptr};
 
 Statement kLockQueue = {
-    "SELECT lease, max_attempts, backoff_base, backoff_cap, retention"
+    "SELECT lease, max_attempts, backoff_base, backoff_cap, retention, failed_retention"
     " FROM claimqueue.queues WHERE name = $1 FOR UPDATE",
     1, {TEXTOID}, nullptr};
 
 Statement kUpdateQueue = {
     "UPDATE claimqueue.queues SET lease = $2, max_attempts = $3, backoff_base = $4,"
-    " backoff_cap = $5, retention = $6 WHERE name = $1",
-    6, {TEXTOID, INTERVALOID, INT4OID, INTERVALOID, INTERVALOID, INTERVALOID}, nullptr};
+    " backoff_cap = $5, retention = $6, failed_retention = $7 WHERE name = $1",
+    7, {TEXTOID, INTERVALOID, INT4OID, INTERVALOID, INTERVALOID, INTERVALOID, INTERVALOID},
+    nullptr};
+
+// Only a change of state writes the row (and invalidates every session's
+// cache). A concurrent pause or resume of the same queue waits for this one's
+// row lock, then finds the state it wanted and changes nothing.
+Statement kSetPaused = {
+    "UPDATE claimqueue.queues SET paused = $2 WHERE name = $1 AND paused <> $2"
+    " RETURNING queue_id",
+    2, {TEXTOID, BOOLOID}, nullptr};
+
+// At resume: how many due jobs wait (up to $2; one waiter wakes per job), and
+// the earliest run_at of those waiting for theirs (the queue's timer).
+Statement kReadyAtResume = {
+    "SELECT (SELECT count(*) FROM (SELECT 1 FROM claimqueue.jobs"
+    "         WHERE queue_id = $1 AND state = 'ready' AND pos IS NOT NULL LIMIT $2) due),"
+    "       (SELECT min(run_at) FROM claimqueue.jobs"
+    "         WHERE queue_id = $1 AND state = 'ready' AND pos IS NULL)",
+    2, {INT4OID, INT8OID}, nullptr};
+
+Statement kQueueState = {
+    "SELECT queue_id, paused FROM claimqueue.queues WHERE name = $1", 1, {TEXTOID}, nullptr};
 
 Statement kQueueForDrop = {
     "SELECT q.queue_id, (SELECT count(*) FROM claimqueue.jobs j"
@@ -90,6 +115,17 @@ int32 QueueIdOf(text *name)
     return queue_id;
 }
 
+int32 QueueIdOf(text *name, bool *paused)
+{
+    Datum args[1] = {PointerGetDatum(name)};
+    if (Execute(&kQueueState, args, nullptr, 1) == 0)
+        ReportUnknownQueue(name);
+    int32 queue_id = DatumGetInt32(ResultValue(0, 1));
+    *paused = DatumGetBool(ResultValue(0, 2));
+    RememberQueueId(name, queue_id);
+    return queue_id;
+}
+
 int32 LookUpQueueId(text *name)
 {
     ConnectSpi();
@@ -115,14 +151,15 @@ void RequireQueueCurrent(text *name)
 
 bool CreateQueue(text *name, const QueueSettings &s, bool if_not_exists)
 {
-    Datum args[6] = {PointerGetDatum(name), s.lease, s.max_attempts,
-                     s.backoff_base, s.backoff_cap, s.retention};
+    Datum args[7] = {PointerGetDatum(name), s.lease, s.max_attempts, s.backoff_base,
+                     s.backoff_cap, s.retention, s.failed_retention};
+    const char *nulls = s.failed_retention == 0 ? "      n" : nullptr;
     ConnectSpi();
     // Checked first so that the insert never reaches merge_default_queue's
     // restore path (an INSERT of an existing 'default').
     Datum key[1] = {PointerGetDatum(name)};
     bool created = Execute(&kQueueExists, key, nullptr, 1) == 0 &&
-                   Execute(&kInsertQueue, args, nullptr) == 1;
+                   Execute(&kInsertQueue, args, nulls) == 1;
     FinishSpi();
     if (!created && !if_not_exists)
         ereport(ERROR, (errcode(ERRCODE_DUPLICATE_OBJECT),
@@ -132,21 +169,55 @@ bool CreateQueue(text *name, const QueueSettings &s, bool if_not_exists)
     return created;
 }
 
-void AlterQueue(text *name, const QueueSettings &s, const bool given[5])
+void AlterQueue(text *name, const QueueSettings &s, const bool given[kQueueSettings])
 {
     ConnectSpi();
     Datum key[1] = {PointerGetDatum(name)};
     if (Execute(&kLockQueue, key, nullptr) == 0)
         ReportUnknownQueue(name);
-    const Datum requested[5] = {s.lease, s.max_attempts, s.backoff_base, s.backoff_cap,
-                                s.retention};
-    Datum args[6];
+    const Datum requested[kQueueSettings] = {s.lease,       s.max_attempts, s.backoff_base,
+                                             s.backoff_cap, s.retention,    s.failed_retention};
+    Datum args[kQueueSettings + 1];
+    char nulls[kQueueSettings + 2];
     args[0] = PointerGetDatum(name);
-    for (int i = 0; i < 5; i++)
-        args[i + 1] = given[i] ? requested[i] : ResultValue(0, i + 1);
+    nulls[0] = ' ';
+    for (int i = 0; i < kQueueSettings; i++) {
+        bool isnull = false;
+        args[i + 1] = given[i] ? requested[i] : ResultValue(0, i + 1, &isnull);
+        nulls[i + 1] = isnull ? 'n' : ' ';  // only failed_retention may be NULL
+    }
+    nulls[kQueueSettings + 1] = '\0';
     CheckBackoffDatums(args[3], args[4]);
-    Execute(&kUpdateQueue, args, nullptr);
+    Execute(&kUpdateQueue, args, nulls);
     FinishSpi();
+}
+
+bool SetQueuePaused(text *name, bool paused)
+{
+    ConnectSpi();
+    Datum args[2] = {PointerGetDatum(name), BoolGetDatum(paused)};
+    bool changed = Execute(&kSetPaused, args, nullptr) == 1;
+    if (!changed)
+        RequireQueueExists(name);
+    if (changed && !paused) {
+        // The ready jobs are announced as an enqueue announces its own: their
+        // waiters wake once this commits (the jobs of a paused queue woke
+        // nobody for good: its waiters found nothing and slept on).
+        Datum queue_id = ResultValue(0, 1);
+        Datum count[2] = {queue_id, Int64GetDatum(Max(max_waiters, 1))};
+        Execute(&kReadyAtResume, count, nullptr);
+        bool no_scheduled;
+        int64 due_now = DatumGetInt64(ResultValue(0, 1));
+        Datum earliest = ResultValue(0, 2, &no_scheduled);
+        char *queue = text_to_cstring(name);
+        TimestampTz now = ClockNow();
+        if (due_now > 0)
+            NoteJobsReady(queue, due_now, now);
+        if (!no_scheduled)
+            NoteJobsReady(queue, 1, DatumGetTimestampTz(earliest));
+    }
+    FinishSpi();
+    return changed;
 }
 
 int64 DropQueue(text *name, bool force)

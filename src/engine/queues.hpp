@@ -8,17 +8,26 @@ namespace claimqueue {
 // The per-queue settings as Datums; a NULL pointer field in QueueChanges means
 // "leave as it is". All values are validated by the caller.
 struct QueueSettings {
-    Datum lease;          // interval
-    Datum max_attempts;   // int4
-    Datum backoff_base;   // interval
-    Datum backoff_cap;    // interval
-    Datum retention;      // interval
+    Datum lease;             // interval
+    Datum max_attempts;      // int4
+    Datum backoff_base;      // interval
+    Datum backoff_cap;       // interval
+    Datum retention;         // interval
+    Datum failed_retention;  // interval; 0 (create_queue): NULL, as retention
 };
+constexpr int kQueueSettings = 6;
 
 bool CreateQueue(text *name, const QueueSettings &settings, bool if_not_exists);
 
 // `given[i]` says whether field i (in QueueSettings order) was passed.
-void AlterQueue(text *name, const QueueSettings &settings, const bool given[5]);
+void AlterQueue(text *name, const QueueSettings &settings, const bool given[kQueueSettings]);
+
+// Pauses (paused = true) or resumes the queue; returns whether that changed
+// its state (false: it was paused, or running, already). Raises QC001 for an
+// unknown queue. Every session's claims see the change once it commits (the
+// queues' trigger invalidates their caches); a resume wakes the queue's
+// waiters at commit, one per ready job.
+bool SetQueuePaused(text *name, bool paused);
 
 // Returns the number of jobs deleted with the queue.
 int64 DropQueue(text *name, bool force);
@@ -28,6 +37,9 @@ void RequireQueueExists(text *name);
 
 // The queue's id; raises QC001 when it does not exist (inside an SPI connection).
 int32 QueueIdOf(text *name);
+// The same, and whether the queue is paused (*paused), as the queue's row
+// shows it to this statement (not the cache).
+int32 QueueIdOf(text *name, bool *paused);
 // The same, outside an SPI connection (it makes one).
 int32 LookUpQueueId(text *name);
 

@@ -72,6 +72,14 @@ uint64 ExecuteLatest(Statement *stmt, Datum *values, const char *nulls, long max
                      stmt);
 }
 
+Portal OpenCursor(Statement *stmt, Datum *values, const char *nulls)
+{
+    Portal portal = SPI_cursor_open(nullptr, Prepared(stmt), values, nulls, false);
+    if (portal == nullptr)
+        elog(ERROR, "claimqueue: SPI_cursor_open failed: %s", SPI_result_code_string(SPI_result));
+    return portal;
+}
+
 Datum ResultValue(uint64 row, int col, bool *isnull)
 {
     bool null_here;

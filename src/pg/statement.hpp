@@ -30,6 +30,12 @@ uint64 ExecuteInto(Statement *stmt, Datum *values, const char *nulls, Tuplestore
 // the transaction's: what has committed by now, also under REPEATABLE READ.
 uint64 ExecuteLatest(Statement *stmt, Datum *values, const char *nulls, long max_rows = 0);
 
+// Opens a cursor on a prepared statement inside the caller's SPI connection,
+// with a snapshot taken now (READ COMMITTED); SPI_cursor_fetch reads it in
+// pieces, and a FOR UPDATE cursor locks each row as it is fetched. Close it
+// with SPI_cursor_close (an error closes it with the transaction).
+Portal OpenCursor(Statement *stmt, Datum *values, const char *nulls);
+
 // Column `col` (1-based) of result row `row`; *isnull is set when given.
 Datum ResultValue(uint64 row, int col, bool *isnull = nullptr);
 

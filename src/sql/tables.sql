@@ -24,6 +24,12 @@ CREATE TABLE claimqueue.queues (
     retention     interval NOT NULL DEFAULT '7 days'
                   CONSTRAINT queues_retention_check CHECK (extract(epoch FROM retention) >= 0),
     created_at    timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    -- 0.4.0. A paused queue takes enqueues and claims nothing (pause_queue).
+    paused        boolean NOT NULL DEFAULT false,
+    -- How long failed jobs are kept; NULL: as long as retention says.
+    failed_retention interval
+                  CONSTRAINT queues_failed_retention_check
+                  CHECK (extract(epoch FROM failed_retention) >= 0),
     CONSTRAINT queues_check
         CHECK (extract(epoch FROM backoff_cap) >= extract(epoch FROM backoff_base))
 );
@@ -75,9 +81,11 @@ CREATE INDEX jobs_running_idx ON claimqueue.jobs (lease_expires_at)
 -- One live job per dedup key and queue; finished jobs free the key.
 CREATE UNIQUE INDEX jobs_dedup_idx ON claimqueue.jobs (queue_id, dedup_key)
     WHERE dedup_key IS NOT NULL AND state IN ('ready', 'running');
--- Retention: finished jobs by queue and age, so purging never scans the
--- ready and running ones, nor the whole table.
-CREATE INDEX jobs_finished_idx ON claimqueue.jobs (queue_id, finished_at)
+-- Retention: finished jobs by queue, state and age, so purging never scans
+-- the ready and running ones, nor the whole table; and the failed jobs, kept
+-- for failed_retention, are not walked by the purge of the done and
+-- cancelled ones (nor the other way round).
+CREATE INDEX jobs_finished_idx ON claimqueue.jobs (queue_id, state, finished_at)
     WHERE state IN ('done', 'failed', 'cancelled');
 
 -- Kept by pg_dump, every row. The default queue is created by CREATE EXTENSION

@@ -1,6 +1,7 @@
 # pg_dump and restore keep everything: queues (the default queue's changed
-# settings included), jobs in every state, per-queue grants (to a role and to
-# PUBLIC), schedules, lock namespaces of every key mode and registered keys (with a gap
+# settings included, paused and failed_retention too), jobs in every state,
+# per-queue grants (to a role and to PUBLIC), schedules, lock namespaces of every
+# key mode and registered keys (with a gap
 # left by a rolled-back registration); and the restored database hands out new
 # ids after the old ones (no id given twice).
 use strict;
@@ -26,7 +27,8 @@ BEGIN;
 SELECT lock_namespace('rolled-back'), register_lock_key('singletons', 'rolled-back');
 ROLLBACK;
 SELECT lock_namespace('after-gap');
-SELECT alter_queue('default', lease => '2 minutes', retention => '3 days');
+SELECT alter_queue('default', lease => '2 minutes', retention => '3 days', failed_retention => '30 days');
+SELECT pause_queue('default');
 SELECT create_queue('mail', max_attempts => 3, backoff_base => '5 seconds');
 SELECT enqueue('mail', jsonb_build_object('n', g), priority => g % 3) FROM generate_series(1, 5) g;
 SELECT enqueue('mail', '{"later": true}', run_at => now() + interval '1 day', dedup_key => 'once');
@@ -38,6 +40,8 @@ SELECT grant_queue('mail', 'consume', 'claimqueue_consumer'), grant_queue('mail'
 SELECT schedule('mail-yearly', '0 3 1 jan *', 'mail', '{"k": 1}', timezone => 'Europe/Berlin',
                 priority => 5, catch_up => 'all'),
        schedule('default-yearly', '@yearly', 'default', enabled => false);
+SELECT create_queue('held', failed_retention => '1 hour');
+SELECT pause_queue('held');
 });
 
 my $dump = PostgreSQL::Test::Utils::tempdir() . '/src.sql';
@@ -50,7 +54,8 @@ $node->command_ok([ 'psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', 'dst', '-
 my @describe = (
 	'lock namespaces' => 'SELECT row(namespace_id, name, key_mode) FROM claimqueue.lock_namespaces ORDER BY namespace_id',
 	'lock keys' => 'SELECT row(key_id, namespace_id, key) FROM claimqueue.lock_keys ORDER BY key_id',
-	'queues' => 'SELECT row(queue_id, name, lease, max_attempts, backoff_base, backoff_cap, retention)
+	'queues' => 'SELECT row(queue_id, name, lease, max_attempts, backoff_base, backoff_cap, retention,
+	                       paused, failed_retention)
 	             FROM claimqueue.queues ORDER BY queue_id',
 	'jobs' => 'SELECT row(id, queue_id, state, priority, attempt, max_attempts, run_at, created_at,
 	                      started_at, finished_at, lease_expires_at, worker, dedup_key, last_error, payload)

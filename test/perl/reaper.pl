@@ -91,6 +91,17 @@ ok($node->poll_query_until('app', q{SELECT count(*) FROM queue_jobs WHERE queue 
 is(app(q{SELECT string_agg(payload->>'n', ',' ORDER BY id) FROM queue_jobs WHERE queue = 'short'}),
 	'5,6', 'recent ones are kept');
 is(app('SELECT jobs_purged >= 4 FROM reaper_stats'), 't', 'reaper_stats counts the purged jobs');
+# A queue that keeps failed jobs longer (failed_retention) than done ones.
+app(q{SELECT create_queue('keep_failed', retention => '1 hour', failed_retention => '1 day',
+	                     max_attempts => 1);
+	SELECT enqueue('keep_failed', jsonb_build_object('n', g)) FROM generate_series(1, 2) g;
+	SELECT count(*) FROM dequeue('keep_failed', 'w', 2);
+	SELECT complete(id, attempt) FROM queue_jobs WHERE queue = 'keep_failed' AND payload->>'n' = '1';
+	SELECT fail(id, attempt, 'boom') FROM queue_jobs WHERE queue = 'keep_failed' AND payload->>'n' = '2';
+	UPDATE claimqueue.jobs SET finished_at = now() - interval '2 hours'
+	WHERE queue_id = (SELECT queue_id FROM claimqueue.queues WHERE name = 'keep_failed')});
+ok($node->poll_query_until('app', q{SELECT string_agg(state, ',') FROM queue_jobs WHERE queue = 'keep_failed'},
+	'failed'), 'a done job past retention is purged, a failed one kept for failed_retention');
 
 # --- databases and extensions that come and go while the server runs
 $node->safe_psql('postgres', 'CREATE DATABASE late');
@@ -287,8 +298,24 @@ ok($node->poll_query_until('postgres', "SELECT count(*) $reaper = 'app' AND pid 
 	'a killed reaper (SIGKILL: the postmaster restarts every process) is back');
 ok(becomes('app', abandoned_job('app'), 'ready'), 'and reaps');
 
+# A paused queue: the reaper still returns its expired leases, and nothing
+# claims them. The pause is a setting of the queue (a column of its row), so
+# it outlasts a restart.
+$job = abandoned_job('app');
+my $paused = "abandoned_$queues";
+app("SELECT pause_queue('$paused'); SELECT enqueue('$paused', '{\"n\": 2}')");
+ok(becomes('app', $job, 'ready'), 'the reaper returns an expired lease of a paused queue');
+
 $node->restart;
 ok(has_reaper('app'), 'after a restart the reaper is back');
+is(app("SELECT paused FROM queue_settings WHERE queue = '$paused'"), 't',
+	'a paused queue is still paused after a restart');
+is(app("SELECT count(*) FROM dequeue('$paused', 'w', 10)"), '0', 'and claims nothing');
+app("SELECT resume_queue('$paused')");
+# Each poll claims what is due and counts it with what was running before.
+ok($node->poll_query_until('app', "WITH c AS (SELECT count(*) AS n FROM dequeue('$paused', 'w', 10))
+	SELECT n + (SELECT count(*) FROM queue_jobs WHERE queue = '$paused' AND state = 'running') FROM c",
+	'2'), 'once resumed, both of its jobs are claimed (the reaped one after its backoff)');
 
 $job = abandoned_job('app');
 $node->stop('immediate');

@@ -154,6 +154,50 @@ is(app("SELECT state || ' ' || (SELECT sum(wakeups) FROM claimqueue.waiters()) F
 app("SELECT retry($failing)");
 like(output_of('f2'), qr/"attempt": 3/, 'retry() wakes a waiter, which claims attempt 3');
 
+# --- a paused queue: its waiters sleep, holding no timer; a job enqueued into
+# it wakes one, which looks, finds the queue paused and sleeps on without
+# claiming; resume_queue()'s commit wakes them and they claim. (An isolation
+# spec cannot hold a CALL that sleeps on its latch: its tester waits for
+# every step that is not waiting for a lock.)
+# NAME has looked again since time T (each look commits, starting the
+# transaction that pg_stat_activity shows) and sleeps.
+sub looked_since
+{
+	my ($name, $t) = @_;
+	return $node->poll_query_until('app', qq{SELECT xact_start > '$t' AND wait_event_type = 'Extension'
+		FROM pg_stat_activity WHERE application_name = '$name'});
+}
+app(q{SELECT create_queue('p'); SELECT pause_queue('p'); SELECT enqueue('p', '{"paused": 1}')});
+start_waiter('p1', 'p');
+ok(waiting('p1'), 'a waiter on a paused queue with a ready job sleeps');
+is(app(q{SELECT timer_at IS NULL FROM claimqueue.waiters() WHERE queue = 'p'}), 't',
+	'  ... holding no timer (nothing is due while the queue is paused)');
+my $t = app('SELECT clock_timestamp()');
+app(q{SELECT enqueue('p', '{"paused": 2}')});
+ok(looked_since('p1', $t), 'a job enqueued into the paused queue wakes it, and it sleeps again');
+is(app(q{SELECT count(*) FROM queue_jobs WHERE queue = 'p' AND state = 'ready'}), '2',
+	'  ... having claimed nothing');
+app(q{SELECT resume_queue('p')});
+like(output_of('p1'), qr/"paused": 1/, "resume_queue()'s commit wakes it and it claims");
+# Paused while a waiter sleeps on the queue.
+app(q{SELECT create_queue('pp')});
+start_waiter('p2', 'pp');
+ok(waiting('p2'), 'a waiter sleeps on an empty queue');
+app(q{SELECT pause_queue('pp')});
+$t = app('SELECT clock_timestamp()');
+app(q{SELECT enqueue('pp', '{"paused": 3}')});
+ok(looked_since('p2', $t), 'the queue is paused: an enqueue wakes the waiter and it sleeps again');
+is(app(q{SELECT count(*) FROM queue_jobs WHERE queue = 'pp' AND state = 'ready'}), '1',
+	'  ... having claimed nothing');
+app(q{SELECT resume_queue('pp')});
+like(output_of('p2'), qr/"paused": 3/, 'resume_queue() wakes it and it claims the job');
+# retry_jobs() announces the jobs it made ready as enqueue does.
+app(q{SELECT cancel_jobs('p')});
+start_waiter('p3', 'p');
+ok(waiting('p3'), 'a waiter sleeps while the queue has only cancelled jobs');
+app(q{SELECT retry_jobs('p', '{cancelled}')});
+like(output_of('p3'), qr/"paused": 2/, 'retry_jobs() wakes it and it claims the retried job');
+
 # --- cancel, statement_timeout, terminate end a wait at once and free the slot
 start_waiter('c1', 'q');
 waiting('c1');

@@ -31,7 +31,7 @@ FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extna
 WHERE e.extname = 'pgtap' \gset
 SET LOCAL search_path = :"cq", :"tap", public;
 
-SELECT plan(335);
+SELECT plan(389);
 
 -- ---------------------------------------------------------------------------
 -- The API: one row per SQL function, with the contract it must keep.
@@ -45,15 +45,16 @@ CREATE TEMP TABLE api (
 );
 INSERT INTO api VALUES
  (1, 'create_queue',
-     '{text,interval,integer,interval,interval,interval,boolean}', 'boolean',
+     '{text,interval,integer,interval,interval,interval,boolean,interval}', 'boolean',
      'name text, lease interval DEFAULT ''00:00:30''::interval, max_attempts integer DEFAULT 5, '
      'backoff_base interval DEFAULT ''00:00:01''::interval, backoff_cap interval DEFAULT ''01:00:00''::interval, '
-     'retention interval DEFAULT ''7 days''::interval, if_not_exists boolean DEFAULT false'),
+     'retention interval DEFAULT ''7 days''::interval, if_not_exists boolean DEFAULT false, '
+     'failed_retention interval DEFAULT NULL::interval'),
  (2, 'alter_queue',
-     '{text,interval,integer,interval,interval,interval}', 'void',
+     '{text,interval,integer,interval,interval,interval,interval}', 'void',
      'name text, lease interval DEFAULT NULL::interval, max_attempts integer DEFAULT NULL::integer, '
      'backoff_base interval DEFAULT NULL::interval, backoff_cap interval DEFAULT NULL::interval, '
-     'retention interval DEFAULT NULL::interval'),
+     'retention interval DEFAULT NULL::interval, failed_retention interval DEFAULT NULL::interval'),
  (3, 'drop_queue', '{text,boolean}', 'bigint',
      'name text, force boolean DEFAULT false'),
  (4, 'enqueue',
@@ -89,7 +90,19 @@ INSERT INTO api VALUES
  (17, 'next_due', '{text}', 'timestamp with time zone',
      'queue text'),
  (18, 'complete_and_dequeue', '{bigint,integer,text,text,integer,interval}', 'setof record',
-     'id bigint, attempt integer, queue text, worker text, batch integer DEFAULT 1, lease interval DEFAULT NULL::interval');
+     'id bigint, attempt integer, queue text, worker text, batch integer DEFAULT 1, lease interval DEFAULT NULL::interval'),
+ (19, 'pause_queue', '{text}', 'boolean',
+     'name text'),
+ (20, 'resume_queue', '{text}', 'boolean',
+     'name text'),
+ (21, 'retry_jobs', '{text,text[],"timestamp with time zone",integer}', 'bigint',
+     'queue text, states text[] DEFAULT ''{failed}''::text[], '
+     'finished_before timestamp with time zone DEFAULT NULL::timestamp with time zone, '
+     'max_jobs integer DEFAULT NULL::integer'),
+ (22, 'cancel_jobs', '{text,text[],"timestamp with time zone",integer}', 'bigint',
+     'queue text, states text[] DEFAULT ''{ready}''::text[], '
+     'created_before timestamp with time zone DEFAULT NULL::timestamp with time zone, '
+     'max_jobs integer DEFAULT NULL::integer');
 
 -- Helpers that are not part of the client API (schema claimqueue).
 CREATE TEMP TABLE helpers (ord int PRIMARY KEY, fn name NOT NULL, args name[] NOT NULL);
@@ -119,7 +132,7 @@ SELECT '{"lock_namespace(text,text)","register_lock_key(text,text)","lock_key_id
 CREATE ROLE claimqueue_tap_nobody NOLOGIN;
 CREATE ROLE claimqueue_tap_worker NOLOGIN;
 
--- 18 x 10 per-function assertions -------------------------------------------
+-- 22 x 10 per-function assertions -------------------------------------------
 SELECT has_function(:'cq', fn, args) FROM api ORDER BY ord;
 SELECT function_returns(:'cq', fn, args, returns) FROM api ORDER BY ord;
 SELECT is(pg_catalog.pg_get_function_arguments(
@@ -196,7 +209,7 @@ SELECT set_eq(
              FROM unnest(ARRAY['schedule(text,text,text,jsonb,text,integer,integer,text,boolean)',
                                'unschedule(text)', 'run_schedules(text)']) AS f$$,
            :'cq', :'cq', :'lock_api', :'cq', :'cq'),
-    'the extension''s functions are exactly the 18 API functions, 13 helpers, ready_position, the lock-namespace functions, dequeue_wait and the schedule functions (their contract: schedules.sql)');
+    'the extension''s functions are exactly the 22 API functions, 13 helpers, ready_position, the lock-namespace functions, dequeue_wait and the schedule functions (their contract: schedules.sql)');
 
 -- ready_position(): called for every job entering the ready state, from the
 -- claim engine's statements, which run as the extension's owner.
@@ -226,7 +239,8 @@ SELECT results_eq(
       WHERE attrelid = 'claimqueue.queues'::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum$$,
     $$VALUES ('queue_id', 'integer'), ('name', 'text'), ('lease', 'interval'),
              ('max_attempts', 'integer'), ('backoff_base', 'interval'), ('backoff_cap', 'interval'),
-             ('retention', 'interval'), ('created_at', 'timestamp with time zone')$$,
+             ('retention', 'interval'), ('created_at', 'timestamp with time zone'),
+             ('paused', 'boolean'), ('failed_retention', 'interval')$$,
     'claimqueue.queues has the documented columns, types and order');
 SELECT results_eq(
     $$SELECT attname::text COLLATE "default", format_type(atttypid, atttypmod) FROM pg_catalog.pg_attribute
@@ -247,7 +261,7 @@ SELECT has_index('claimqueue', 'jobs', 'jobs_ready_idx', ARRAY['queue_id', 'prio
 SELECT has_index('claimqueue', 'jobs', 'jobs_scheduled_idx', ARRAY['queue_id', 'run_at']);
 SELECT has_index('claimqueue', 'jobs', 'jobs_running_idx', ARRAY['lease_expires_at']);
 SELECT has_index('claimqueue', 'jobs', 'jobs_dedup_idx', ARRAY['queue_id', 'dedup_key']);
-SELECT has_index('claimqueue', 'jobs', 'jobs_finished_idx', ARRAY['queue_id', 'finished_at']);
+SELECT has_index('claimqueue', 'jobs', 'jobs_finished_idx', ARRAY['queue_id', 'state', 'finished_at']);
 SELECT is(pg_catalog.pg_get_indexdef('claimqueue.jobs_ready_idx'::regclass),
           'CREATE INDEX jobs_ready_idx ON claimqueue.jobs USING btree (queue_id, priority DESC, pos) '
           'WHERE ((state = ''ready''::text) AND (pos IS NOT NULL))',
@@ -265,9 +279,9 @@ SELECT is(pg_catalog.pg_get_indexdef('claimqueue.jobs_dedup_idx'::regclass),
           'WHERE ((dedup_key IS NOT NULL) AND (state = ANY (ARRAY[''ready''::text, ''running''::text])))',
           'jobs_dedup_idx: unique, partial on live jobs with a dedup_key');
 SELECT is(pg_catalog.pg_get_indexdef('claimqueue.jobs_finished_idx'::regclass),
-          'CREATE INDEX jobs_finished_idx ON claimqueue.jobs USING btree (queue_id, finished_at) '
+          'CREATE INDEX jobs_finished_idx ON claimqueue.jobs USING btree (queue_id, state, finished_at) '
           'WHERE (state = ANY (ARRAY[''done''::text, ''failed''::text, ''cancelled''::text]))',
-          'jobs_finished_idx: retention order, partial on finished jobs');
+          'jobs_finished_idx: retention order per state, partial on finished jobs');
 
 -- ---------------------------------------------------------------------------
 -- Views
@@ -291,7 +305,7 @@ SELECT results_eq(
              WHERE attrelid = '%I.queue_stats'::regclass AND attnum > 0 ORDER BY attnum$$, :'cq'),
     $$VALUES ('queue', 'text'), ('ready', 'bigint'), ('scheduled', 'bigint'), ('running', 'bigint'),
              ('done', 'bigint'), ('failed', 'bigint'), ('cancelled', 'bigint'),
-             ('oldest_ready_age', 'interval'), ('expired_leases', 'bigint')$$,
+             ('oldest_ready_age', 'interval'), ('expired_leases', 'bigint'), ('paused', 'boolean')$$,
     'queue_stats has the documented columns');
 SELECT results_eq(
     format($$SELECT attname::text COLLATE "default", format_type(atttypid, atttypmod) FROM pg_catalog.pg_attribute
@@ -308,7 +322,8 @@ SELECT results_eq(
              WHERE attrelid = '%I.queue_settings'::regclass AND attnum > 0 ORDER BY attnum$$, :'cq'),
     $$VALUES ('queue', 'text'), ('lease', 'interval'), ('max_attempts', 'integer'),
              ('backoff_base', 'interval'), ('backoff_cap', 'interval'), ('retention', 'interval'),
-             ('created_at', 'timestamp with time zone')$$,
+             ('created_at', 'timestamp with time zone'), ('paused', 'boolean'),
+             ('failed_retention', 'interval')$$,
     'queue_settings has the documented columns');
 SELECT table_privs_are(:'cq', 'queue_stats', 'public', '{}'::name[],
                        'PUBLIC has no privileges on queue_stats');
@@ -393,6 +408,31 @@ SELECT throws_ok($$SELECT claimqueue_tap.as_worker('SELECT enqueue(''default'')'
                  '42501', NULL, 'the granted role gets 42501 from enqueue() into a queue it was not granted');
 SELECT throws_ok($$SELECT claimqueue_tap.as_worker('SELECT id FROM dequeue(''default'', ''w'')')$$,
                  '42501', NULL, 'the granted role gets 42501 from dequeue() of a queue it was not granted');
+-- Pausing, resuming and the bulk functions need the queue's manage grant, as
+-- the other administration functions do: EXECUTE alone is not enough.
+GRANT EXECUTE ON FUNCTION pause_queue(text), resume_queue(text),
+    retry_jobs(text, text[], timestamptz, integer), cancel_jobs(text, text[], timestamptz, integer)
+TO claimqueue_tap_worker;
+SELECT throws_ok($$SELECT claimqueue_tap.as_worker('SELECT pause_queue(''tap_grants'')')$$,
+                 '42501', NULL, 'pause_queue() without the manage grant raises 42501');
+SELECT throws_ok($$SELECT claimqueue_tap.as_worker('SELECT resume_queue(''tap_grants'')')$$,
+                 '42501', NULL, 'resume_queue() without the manage grant raises 42501');
+SELECT throws_ok($$SELECT claimqueue_tap.as_worker('SELECT retry_jobs(''tap_grants'')')$$,
+                 '42501', NULL, 'retry_jobs() without the manage grant raises 42501');
+SELECT throws_ok($$SELECT claimqueue_tap.as_worker('SELECT cancel_jobs(''tap_grants'')')$$,
+                 '42501', NULL, 'cancel_jobs() without the manage grant raises 42501');
+SELECT is(grant_queue('tap_grants', 'manage', 'claimqueue_tap_worker'), true,
+          'grant_queue() of manage returns true');
+SELECT is(claimqueue_tap.as_worker($$SELECT pause_queue('tap_grants')$$), 'true',
+          'with the manage grant, pause_queue() pauses the queue');
+SELECT is(claimqueue_tap.as_worker($$SELECT resume_queue('tap_grants')$$), 'true',
+          'with the manage grant, resume_queue() resumes it');
+SELECT is(claimqueue_tap.as_worker($$SELECT retry_jobs('tap_grants')$$), '0',
+          'with the manage grant, retry_jobs() runs');
+SELECT is(claimqueue_tap.as_worker($$SELECT cancel_jobs('tap_grants')$$), '0',
+          'with the manage grant, cancel_jobs() runs');
+SELECT throws_ok($$SELECT claimqueue_tap.as_worker('SELECT pause_queue(''default'')')$$,
+                 '42501', NULL, 'the manage grant on one queue does not reach another');
 
 -- ---------------------------------------------------------------------------
 -- Error paths and their SQLSTATEs
@@ -412,6 +452,14 @@ SELECT throws_ok($$SELECT alter_queue('no_such_queue', lease => '1 minute')$$, '
                  'alter_queue() on an unknown queue raises QC001');
 SELECT throws_ok($$SELECT drop_queue('no_such_queue')$$, 'QC001', NULL,
                  'drop_queue() on an unknown queue raises QC001');
+SELECT throws_ok($$SELECT pause_queue('no_such_queue')$$, 'QC001', NULL,
+                 'pause_queue() on an unknown queue raises QC001');
+SELECT throws_ok($$SELECT resume_queue('no_such_queue')$$, 'QC001', NULL,
+                 'resume_queue() on an unknown queue raises QC001');
+SELECT throws_ok($$SELECT retry_jobs('no_such_queue')$$, 'QC001', NULL,
+                 'retry_jobs() on an unknown queue raises QC001');
+SELECT throws_ok($$SELECT cancel_jobs('no_such_queue')$$, 'QC001', NULL,
+                 'cancel_jobs() on an unknown queue raises QC001');
 
 -- 22023 invalid_parameter_value
 SELECT throws_ok($$SELECT enqueue('Bad Name')$$, '22023', NULL,

@@ -1,6 +1,6 @@
 -- Jobs: enqueue, claim (dequeue), complete (alone, in a batch, or with the
--- next claim in one call), fail, heartbeat, retry, cancel; and the plan of the
--- claim statement, for tests.
+-- next claim in one call), fail, heartbeat, retry, cancel, and retry and
+-- cancel in bulk.
 
 CREATE OR REPLACE FUNCTION @extschema@.enqueue(
     queue        text,
@@ -102,6 +102,33 @@ AS 'MODULE_PATHNAME', 'cq_cancel';
 COMMENT ON FUNCTION @extschema@.cancel(bigint)
     IS 'cancel a ready or running job; a running job''s worker then gets QC003 on complete/fail';
 
+-- Dead letters in bulk: many failed (or cancelled) jobs back to ready, or
+-- many ready (or running) jobs cancelled, in statements of a bounded size,
+-- skipping rows others hold.
+CREATE OR REPLACE FUNCTION @extschema@.retry_jobs(
+    queue           text,
+    states          text[]      DEFAULT '{failed}',
+    finished_before timestamptz DEFAULT NULL,
+    max_jobs        integer     DEFAULT NULL)
+RETURNS bigint
+LANGUAGE c VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'cq_retry_jobs';
+COMMENT ON FUNCTION @extschema@.retry_jobs(text, text[], timestamptz, integer)
+    IS 'put the queue''s failed (or cancelled) jobs back to ready with a fresh budget of attempts; returns how many';
+
+CREATE OR REPLACE FUNCTION @extschema@.cancel_jobs(
+    queue          text,
+    states         text[]      DEFAULT '{ready}',
+    created_before timestamptz DEFAULT NULL,
+    max_jobs       integer     DEFAULT NULL)
+RETURNS bigint
+LANGUAGE c VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'cq_cancel_jobs';
+COMMENT ON FUNCTION @extschema@.cancel_jobs(text, text[], timestamptz, integer)
+    IS 'cancel the queue''s ready (or running) jobs; returns how many';
+
 -- A worker that commits once per job: the previous job's completion and the
 -- next claim in one call, so a loop of one statement per job in autocommit
 -- costs one round trip and one durable commit.
@@ -136,5 +163,7 @@ REVOKE ALL ON FUNCTION
     @extschema@.heartbeat(bigint, integer, interval),
     @extschema@.retry(bigint, timestamptz),
     @extschema@.cancel(bigint),
+    @extschema@.retry_jobs(text, text[], timestamptz, integer),
+    @extschema@.cancel_jobs(text, text[], timestamptz, integer),
     @extschema@.complete_and_dequeue(bigint, integer, text, text, integer, interval)
 FROM PUBLIC;

@@ -22,7 +22,8 @@ BEGIN
     UPDATE claimqueue.queues
        SET queue_id = NEW.queue_id, lease = NEW.lease, max_attempts = NEW.max_attempts,
            backoff_base = NEW.backoff_base, backoff_cap = NEW.backoff_cap,
-           retention = NEW.retention, created_at = NEW.created_at
+           retention = NEW.retention, created_at = NEW.created_at, paused = NEW.paused,
+           failed_retention = NEW.failed_retention
      WHERE name = NEW.name;
     IF FOUND THEN
         RETURN NULL;
@@ -34,9 +35,9 @@ CREATE OR REPLACE TRIGGER merge_default_queue BEFORE INSERT ON claimqueue.queues
     FOR EACH ROW WHEN (NEW.name = 'default') EXECUTE FUNCTION claimqueue.merge_default_queue();
 
 -- Every change of the queues tells all sessions to forget what they remembered
--- of them (ids by name, leases and backoffs: src/engine/queue_cache.hpp), at
--- their next transaction; create_queue, alter_queue, drop_queue, a restore and
--- a superuser's own DML alike.
+-- of them (ids by name, leases, backoffs, paused: src/engine/queue_cache.hpp),
+-- at their next transaction or claim; create_queue, alter_queue, drop_queue,
+-- pause_queue, resume_queue, a restore and a superuser's own DML alike.
 CREATE OR REPLACE FUNCTION claimqueue.queues_changed() RETURNS trigger
     LANGUAGE c
     SET search_path = pg_catalog, pg_temp
@@ -60,13 +61,14 @@ CREATE OR REPLACE FUNCTION @extschema@.create_queue(
     backoff_base  interval DEFAULT '1 second',
     backoff_cap   interval DEFAULT '1 hour',
     retention     interval DEFAULT '7 days',
-    if_not_exists boolean  DEFAULT false)
+    if_not_exists boolean  DEFAULT false,
+    failed_retention interval DEFAULT NULL)
 RETURNS boolean
 LANGUAGE c VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS 'MODULE_PATHNAME', 'cq_create_queue';
-COMMENT ON FUNCTION @extschema@.create_queue(text, interval, integer, interval, interval, interval, boolean)
-    IS 'create a queue with its defaults; true if created, false if it existed and if_not_exists';
+COMMENT ON FUNCTION @extschema@.create_queue(text, interval, integer, interval, interval, interval, boolean, interval)
+    IS 'create a queue with its defaults; true if created, false if it existed and if_not_exists; failed_retention NULL keeps failed jobs as long as retention';
 
 CREATE OR REPLACE FUNCTION @extschema@.alter_queue(
     name          text,
@@ -74,13 +76,32 @@ CREATE OR REPLACE FUNCTION @extschema@.alter_queue(
     max_attempts  integer  DEFAULT NULL,
     backoff_base  interval DEFAULT NULL,
     backoff_cap   interval DEFAULT NULL,
-    retention     interval DEFAULT NULL)
+    retention     interval DEFAULT NULL,
+    failed_retention interval DEFAULT NULL)
 RETURNS void
 LANGUAGE c VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS 'MODULE_PATHNAME', 'cq_alter_queue';
-COMMENT ON FUNCTION @extschema@.alter_queue(text, interval, integer, interval, interval, interval)
+COMMENT ON FUNCTION @extschema@.alter_queue(text, interval, integer, interval, interval, interval, interval)
     IS 'change a queue''s defaults; NULL leaves a setting as it is';
+
+-- Pausing: a paused queue takes enqueues and claims nothing until it is
+-- resumed; running jobs finish and expired leases are returned as usual.
+CREATE OR REPLACE FUNCTION @extschema@.pause_queue(name text)
+RETURNS boolean
+LANGUAGE c VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'cq_pause_queue';
+COMMENT ON FUNCTION @extschema@.pause_queue(text)
+    IS 'stop claims from a queue (enqueues go on); true if it was running, false if already paused';
+
+CREATE OR REPLACE FUNCTION @extschema@.resume_queue(name text)
+RETURNS boolean
+LANGUAGE c VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'cq_resume_queue';
+COMMENT ON FUNCTION @extschema@.resume_queue(text)
+    IS 'let a paused queue be claimed from again, waking its waiters at commit; true if it was paused';
 
 CREATE OR REPLACE FUNCTION @extschema@.drop_queue(name text, force boolean DEFAULT false)
 RETURNS bigint
@@ -91,9 +112,11 @@ COMMENT ON FUNCTION @extschema@.drop_queue(text, boolean)
     IS 'drop a queue and its jobs; refuses while jobs are ready or running unless force; returns jobs deleted';
 
 REVOKE ALL ON FUNCTION
-    @extschema@.create_queue(text, interval, integer, interval, interval, interval, boolean),
-    @extschema@.alter_queue(text, interval, integer, interval, interval, interval),
+    @extschema@.create_queue(text, interval, integer, interval, interval, interval, boolean, interval),
+    @extschema@.alter_queue(text, interval, integer, interval, interval, interval, interval),
     @extschema@.drop_queue(text, boolean),
+    @extschema@.pause_queue(text),
+    @extschema@.resume_queue(text),
     claimqueue.check_preload(),
     claimqueue.merge_default_queue()
 FROM PUBLIC;

@@ -38,9 +38,13 @@ GRANT EXECUTE ON FUNCTION
     @extschema@.heartbeat(bigint, integer, interval)
 TO claimqueue_consumer, claimqueue_admin;
 GRANT EXECUTE ON FUNCTION
-    @extschema@.create_queue(text, interval, integer, interval, interval, interval, boolean),
-    @extschema@.alter_queue(text, interval, integer, interval, interval, interval),
+    @extschema@.create_queue(text, interval, integer, interval, interval, interval, boolean, interval),
+    @extschema@.alter_queue(text, interval, integer, interval, interval, interval, interval),
     @extschema@.drop_queue(text, boolean),
+    @extschema@.pause_queue(text),
+    @extschema@.resume_queue(text),
+    @extschema@.retry_jobs(text, text[], timestamptz, integer),
+    @extschema@.cancel_jobs(text, text[], timestamptz, integer),
     @extschema@.retry(bigint, timestamptz),
     @extschema@.cancel(bigint),
     @extschema@.reap(text),

@@ -14,7 +14,8 @@ SELECT q.name AS queue,
        pg_catalog.now() - min(j.run_at) FILTER (WHERE j.state = 'ready' AND j.run_at <= pg_catalog.now())
            AS oldest_ready_age,
        count(j.id) FILTER (WHERE j.state = 'running' AND j.lease_expires_at < pg_catalog.now())
-           AS expired_leases
+           AS expired_leases,
+       q.paused
 FROM claimqueue.queues q
 LEFT JOIN claimqueue.jobs j ON j.queue_id = q.queue_id
 WHERE q.queue_id IN (SELECT claimqueue.visible_queues())
@@ -31,7 +32,8 @@ WHERE q.queue_id IN (SELECT claimqueue.visible_queues());
 COMMENT ON VIEW @extschema@.queue_jobs IS 'every job with its queue name, timestamps, worker and last error; only queues the caller holds a privilege on';
 
 CREATE OR REPLACE VIEW @extschema@.queue_settings AS
-SELECT name AS queue, lease, max_attempts, backoff_base, backoff_cap, retention, created_at
+SELECT name AS queue, lease, max_attempts, backoff_base, backoff_cap, retention, created_at,
+       paused, failed_retention
 FROM claimqueue.queues
 WHERE queue_id IN (SELECT claimqueue.visible_queues());
 COMMENT ON VIEW @extschema@.queue_settings IS 'each queue''s defaults; only queues the caller holds a privilege on';

@@ -1,5 +1,6 @@
 -- 0.3.0 -> 0.4.0: the duration checks of claimqueue.queues follow the API's
--- rule; recurring jobs (claimqueue.schedules).
+-- rule; recurring jobs (claimqueue.schedules); queues can be paused and keep
+-- failed jobs for a retention of their own.
 
 -- Durations compare by the API's rule, extract(epoch ...): a year is 365.25
 -- days, where interval's own comparison counts 360 and refused values the API
@@ -47,3 +48,22 @@ COMMENT ON TABLE claimqueue.schedules IS 'recurring jobs: one job into the queue
 CREATE INDEX schedules_due_idx ON claimqueue.schedules (next_run_at)
     WHERE next_run_at IS NOT NULL;
 SELECT pg_catalog.pg_extension_config_dump('claimqueue.schedules', '');
+
+-- Pausing a queue, and a retention of its own for failed jobs (NULL: the
+-- queue's retention, as before).
+ALTER TABLE claimqueue.queues
+    ADD COLUMN paused boolean NOT NULL DEFAULT false,
+    ADD COLUMN failed_retention interval
+        CONSTRAINT queues_failed_retention_check
+        CHECK (extract(epoch FROM failed_retention) >= 0);
+
+-- Finished jobs by state too, so that the purge of one state does not walk
+-- the jobs of another kept longer. Rebuilt: this takes a SHARE lock on
+-- claimqueue.jobs while the index is built.
+DROP INDEX claimqueue.jobs_finished_idx;
+CREATE INDEX jobs_finished_idx ON claimqueue.jobs (queue_id, state, finished_at)
+    WHERE state IN ('done', 'failed', 'cancelled');
+
+-- create_queue() and alter_queue() take failed_retention (api/queues.sql).
+DROP FUNCTION @extschema@.create_queue(text, interval, integer, interval, interval, interval, boolean);
+DROP FUNCTION @extschema@.alter_queue(text, interval, integer, interval, interval, interval);
