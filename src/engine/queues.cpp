@@ -8,6 +8,7 @@
 #include "pg/statement.hpp"
 #include "pg/errors.h"
 #include "cursors/cursors.hpp"
+#include "metrics/metrics.hpp"
 
 namespace claimqueue {
 namespace {
@@ -163,6 +164,7 @@ int64 DropQueue(text *name, bool force)
     Execute(&kDeleteQueue, id_arg, nullptr);
     FinishSpi();
     FreeQueueCursorsAtCommit(DatumGetInt32(queue_id));
+    FreeQueueMetricsAtCommit(DatumGetInt32(queue_id));
     return deleted;
 }
 

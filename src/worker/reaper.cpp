@@ -20,6 +20,7 @@ extern "C" {
 
 #include "engine/maintenance.hpp"
 #include "cursors/cursors.hpp"
+#include "metrics/metrics.hpp"
 #include "engine/queue_locks.hpp"
 #include "engine/schema_version.hpp"
 #include "pg/statement.hpp"
@@ -123,6 +124,14 @@ int64 SweepBatch(text *, int)
     return 0;
 }
 
+// Gauges of queues not counted since their slot was taken (the first pass
+// after a start, a new queue): recounted in a transaction of their own.
+int64 RecountBatch(text *, int)
+{
+    RecountQueues(true);
+    return 0;
+}
+
 int64 LiftFloorsBatch(text *, int)
 {
     LiftPreparedFloorsWhenNone();
@@ -146,7 +155,7 @@ int64 ReapFromMark(text *, int limit)
 // One pass; false when the extension is gone (the reaper then exits).
 bool RunPass()
 {
-    int64 reaped = 0, purged = 0, promoted = 0, swept = 0, floors = 0;
+    int64 reaped = 0, purged = 0, promoted = 0, swept = 0, floors = 0, recounted = 0;
     TimestampTz now = GetCurrentTimestamp();
     bool sweep = now - last_sweep >= kSweepIntervalUsec;
     if (sweep)
@@ -160,7 +169,8 @@ bool RunPass()
     if (!RunBatches(ReapFromMark, "claimqueue reaper: returning expired leases", &reaped))
         return false;
     lease_mark = next_lease_mark;  // its batches have committed
-    if (!RunBatches(PromoteDueBatch, "claimqueue reaper: promoting due jobs", &promoted) ||
+    if (!RunBatches(RecountBatch, "claimqueue reaper: counting queue metrics", &recounted) ||
+        !RunBatches(PromoteDueBatch, "claimqueue reaper: promoting due jobs", &promoted) ||
         !RunBatches(PurgeFinishedBatch, "claimqueue reaper: purging finished jobs", &purged))
         return false;
     if (sweep) {

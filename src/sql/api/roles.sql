@@ -58,3 +58,9 @@ GRANT EXECUTE ON PROCEDURE @extschema@.dequeue_wait(text, text, integer, interva
 TO claimqueue_consumer, claimqueue_admin;
 GRANT SELECT ON @extschema@.claim_cursor_usage
 TO claimqueue_producer, claimqueue_consumer, claimqueue_admin;
+-- queue_metrics calls its function as the reader: the function shows each
+-- caller only the queues it holds a privilege on.
+GRANT SELECT ON @extschema@.queue_metrics
+TO claimqueue_producer, claimqueue_consumer, claimqueue_admin;
+GRANT EXECUTE ON FUNCTION claimqueue.queue_metrics_rows()
+TO claimqueue_producer, claimqueue_consumer, claimqueue_admin;
