@@ -88,6 +88,8 @@ CREATE ROLE regress_cq_metrics_reader IN ROLE claimqueue_consumer;
 SELECT grant_queue('m', 'consume', 'regress_cq_metrics_reader');
 SET ROLE regress_cq_metrics_reader;
 SELECT queue FROM queue_metrics ORDER BY queue;
+-- It can read the reaper's view too (what contrib/prometheus exports).
+SELECT count(*) FROM reaper_stats;
 RESET ROLE;
 SELECT queue FROM queue_metrics ORDER BY queue;
 SELECT revoke_queue('m', 'consume', 'regress_cq_metrics_reader');

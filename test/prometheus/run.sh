@@ -38,7 +38,7 @@ q() { psql -qXAt -v ON_ERROR_STOP=1 -d "$db" -c "$1"; }
 # The workload: 10 jobs enqueued, 4 claimed, 2 completed, 1 failed for good
 # (max_attempts 1), 1 left running, 6 ready (one of them scheduled).
 q "CREATE EXTENSION claimqueue" >/dev/null 2>&1
-q "SELECT create_queue('prom', max_attempts => 1)" >/dev/null
+q "SELECT create_queue('prom', lease => '1 hour', max_attempts => 1)" >/dev/null
 # Gauges are exact once counted (the reaper counts a new queue at its next
 # pass; recount_queue_metrics() counts now).
 counted() {
@@ -59,10 +59,13 @@ port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0));
 cp contrib/prometheus/queries.yaml "$work/queries.yaml"
 chmod 755 "$work" && chmod 644 "$work/queries.yaml"
 as_user=()
-[ "$(id -u)" -eq 0 ] && as_user=(runuser -u nobody --)
+# setpriv execs the exporter itself (no process in between), so its pid is $!.
+[ "$(id -u)" -eq 0 ] && as_user=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
 dsn="host=${PGHOST:-localhost} port=${PGPORT:-5432} user=${PGUSER:-postgres} dbname=$db sslmode=disable"
 [ -n "${PGPASSWORD:-}" ] && dsn="$dsn password=$PGPASSWORD"
-DATA_SOURCE_NAME="$dsn" "${as_user[@]}" "$exporter" \
+# Only the DSN: the exporter's driver (lib/pq) refuses some PG* variables
+# that pg_virtualenv sets (PGSYSCONFDIR).
+env -i PATH=/usr/bin:/bin DATA_SOURCE_NAME="$dsn" "${as_user[@]}" "$exporter" \
     --web.listen-address="127.0.0.1:$port" --extend.query-path="$work/queries.yaml" \
     --disable-default-metrics --disable-settings-metrics --log.level=warn >"$work/exporter.log" 2>&1 &
 exporter_pid=$!

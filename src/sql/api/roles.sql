@@ -58,9 +58,13 @@ GRANT EXECUTE ON PROCEDURE @extschema@.dequeue_wait(text, text, integer, interva
 TO claimqueue_consumer, claimqueue_admin;
 GRANT SELECT ON @extschema@.claim_cursor_usage
 TO claimqueue_producer, claimqueue_consumer, claimqueue_admin;
--- queue_metrics calls its function as the reader: the function shows each
+-- A view calls its functions as its reader: the roles that may read these
+-- views may call the functions behind them. queue_metrics_rows() shows each
 -- caller only the queues it holds a privilege on.
 GRANT SELECT ON @extschema@.queue_metrics
 TO claimqueue_producer, claimqueue_consumer, claimqueue_admin;
-GRANT EXECUTE ON FUNCTION claimqueue.queue_metrics_rows()
+GRANT EXECUTE ON FUNCTION
+    claimqueue.queue_metrics_rows(),
+    claimqueue.reaper_status(),
+    claimqueue.claim_cursor_table()
 TO claimqueue_producer, claimqueue_consumer, claimqueue_admin;
