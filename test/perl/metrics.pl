@@ -1,8 +1,10 @@
-# queue_metrics across a restart and with a full table of slots (room for
-# three queues, fixed at server start): after a restart (and after a crash)
-# the totals start at 0 and the reaper counts every queue's gauges once, from
-# the table; a queue that finds the table full is not counted (NULL in the
-# view), the log says so once, and a dropped queue's slot goes to it.
+# queue_metrics across restarts, a prepared transaction and a full table of
+# slots (room for three queues, fixed at server start): after a restart (and
+# after a crash) the totals start at 0 and the reaper counts every queue's
+# gauges once, from the table; a prepared transaction is counted at PREPARE,
+# not again at COMMIT PREPARED; a queue that finds the table full is not
+# counted (NULL in the view), the log says so once, and a dropped queue's slot
+# goes to it.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -15,6 +17,7 @@ $node->append_conf('postgresql.conf', q{
 shared_preload_libraries = 'claimqueue'
 claimqueue.metrics_queues = 3
 claimqueue.reaper_interval = '100ms'
+max_prepared_transactions = 2
 });
 $node->start;
 $node->safe_psql('postgres', 'SET client_min_messages = error; CREATE EXTENSION claimqueue');
@@ -43,11 +46,23 @@ for my $mode ('fast', 'immediate')
 		"... and the totals start at 0 ($mode stop)");
 }
 
+# A prepared transaction's changes are counted when it is prepared (COMMIT
+# PREPARED runs nothing of ours); the reaper counts no gauge while one is
+# prepared.
+sql(q{BEGIN; SELECT enqueue('a'); PREPARE TRANSACTION 'm1'});
+is(sql(q{SELECT enqueued || '/' || ready_or_scheduled FROM queue_metrics WHERE queue = 'a'}), '1/6',
+	'a prepared enqueue is counted at PREPARE');
+sql(q{COMMIT PREPARED 'm1'});
+is(sql(q{SELECT enqueued || '/' || ready_or_scheduled FROM queue_metrics WHERE queue = 'a'}), '1/6',
+	'... and not again at COMMIT PREPARED');
+is(sql(q{SELECT ready_or_scheduled = ready + scheduled FROM queue_metrics JOIN queue_stats USING (queue)
+         WHERE queue = 'a'}), 't', '... where the gauge agrees with the table');
+
 # A fourth queue finds the table full: not counted, said once in the log.
 sql(q{SELECT create_queue('c'); SELECT enqueue('c'); SELECT enqueue('c')});
 is(sql(q{SELECT enqueued IS NULL AND ready_or_scheduled IS NULL FROM queue_metrics WHERE queue = 'c'}),
 	't', 'a queue beyond claimqueue.metrics_queues shows NULL');
-is(sql(q{SELECT enqueued FROM queue_metrics WHERE queue = 'a'}), '0', 'the others are still counted');
+is(sql(q{SELECT enqueued FROM queue_metrics WHERE queue = 'a'}), '1', 'the others are still counted');
 ok($node->log_contains('the table of queue metrics is full \(3 queues\)'),
 	'the log says the table is full');
 ok($node->log_contains('HINT:  Raise claimqueue.metrics_queues'), '... with the setting to raise');
