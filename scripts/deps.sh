@@ -5,9 +5,10 @@
 # major. postgresql-server-dev-N must match the server's minor version, so the
 # two are always installed (or upgraded) together. libipc-run-perl: the Perl TAP
 # suites (PostgreSQL::Test::Cluster, shipped with postgresql-server-dev-N) need
-# IPC::Run. The client libraries' npm packages come from their committed lock
-# files (npm ci). DEPS=server: only what builds and runs the extension (the
-# package test needs no more).
+# IPC::Run. prometheus-postgres-exporter and curl: test/prometheus scrapes the
+# exporter with contrib/prometheus/queries.yaml. The client libraries' npm
+# packages come from their committed lock files (npm ci). DEPS=server: only
+# what builds and runs the extension (the package test needs no more).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pg=${PG_MAJOR:-15}
@@ -21,6 +22,7 @@ packages=(
     libipc-run-perl
     python3-psycopg python3-pytest
     git unzip python3 pgxnclient
+    prometheus-postgres-exporter curl
 )
 
 missing=()

@@ -6,10 +6,11 @@
 # worker and the upgrade test; the fault-injection soak in a cluster of its
 # own; the Perl TAP suites (test/perl, PostgreSQL::Test::Cluster), which start
 # their own servers: settings, pg_dump, no-preload, claim cursors, waiting
-# dequeue, the reaper's lifecycle and the liveness soak; the client libraries
+# dequeue, the reaper's lifecycle, queue metrics and the liveness soak; the client libraries
 # (clients/node, clients/python: their own tests and the same fault test in
-# each language); on the host also the PGXN release zip (test/pgxn), in a
-# Debian root also the Debian package (test/package).
+# each language); the Prometheus exporter with contrib/prometheus (test/prometheus,
+# a cluster of its own); on the host also the PGXN release zip (test/pgxn), in
+# a Debian root also the Debian package (test/package).
 # Ends with "tests: N passed, M failed".
 #
 #   scripts/test.sh                  PostgreSQL 15, Debian 12's, on this machine
@@ -285,7 +286,7 @@ fi
 # as root they run as postgres, in a copy of the files they read (a clone
 # under /root is not readable by postgres); otherwise as the calling user.
 perl_suites=()
-for s in settings dump no_preload cursors wait reaper liveness; do want "$s" && perl_suites+=("$s"); done
+for s in settings dump no_preload cursors wait reaper metrics liveness; do want "$s" && perl_suites+=("$s"); done
 if [ ${#perl_suites[@]} -gt 0 ]; then
     echo "== Perl TAP suites (test/perl: each starts servers of its own)"
     tapdir=$(mktemp -d /tmp/claimqueue-tap.XXXXXX)
@@ -377,6 +378,18 @@ if want pgxn && [ "$where" = host ]; then
     read -r p f < <(count_tap "$logs/pgxn.log")
     [ "$f" -eq 0 ] || tail -30 "$logs/pgxn.log"
     record pgxn "$p" "$f" $((SECONDS - t0))
+fi
+
+# contrib/prometheus with Debian's prometheus-postgres-exporter: a cluster of
+# its own, a known workload, the exporter on a loopback port, /metrics checked.
+if want prometheus; then
+    echo "== Prometheus exporter (contrib/prometheus/queries.yaml, scraped on loopback)"
+    t0=$SECONDS
+    bash test/prometheus/run.sh >"$logs/prometheus.log" 2>&1
+    echo "exit=$?" >>"$logs/prometheus.log"
+    read -r p f < <(count_tap "$logs/prometheus.log")
+    [ "$f" -eq 0 ] || tail -40 "$logs/prometheus.log"
+    record prometheus "$p" "$f" $((SECONDS - t0))
 fi
 
 # The Debian package: built with dpkg-buildpackage, installed with apt-get into

@@ -10,6 +10,7 @@
 #include "engine/job_rows.hpp"
 #include "engine/queue_cache.hpp"
 #include "engine/schema_version.hpp"
+#include "metrics/metrics.hpp"
 #include "pg/session.hpp"
 #include "pg/settings.hpp"
 #include "wait/ready_notices.hpp"
@@ -40,8 +41,10 @@ extern "C" void _PG_init(void)
     claimqueue::OnTransactionEnd(claimqueue::ReadyNoticesAtTransactionEnd);
     claimqueue::OnTransactionEnd(claimqueue::GuardAtTransactionEnd);
     claimqueue::OnTransactionEnd(claimqueue::JobRowsAtTransactionEnd);
+    claimqueue::OnTransactionEnd(claimqueue::MetricsAtTransactionEnd);
     claimqueue::OnSubtransactionEnd(claimqueue::ReadyNoticesAtSubtransactionEnd);
     claimqueue::OnSubtransactionEnd(claimqueue::JobRowsAtSubtransactionEnd);
+    claimqueue::OnSubtransactionEnd(claimqueue::MetricsAtSubtransactionEnd);
     claimqueue::OnRelationChange(claimqueue::JobRowsAtRelationChange);
     claimqueue::OnRelationChange(claimqueue::SchemaAtRelationChange);
     claimqueue::OnRelationChange(claimqueue::QueueCacheAtRelationChange);
@@ -53,6 +56,7 @@ extern "C" void _PG_init(void)
     claimqueue::RequestSharedState();
     claimqueue::RequestWaiterState();
     claimqueue::RequestCursorState();
+    claimqueue::RequestMetricsState();
     claimqueue::InstallDatabaseGuard();
     // pg_upgrade's server (binary upgrade mode) must not run anything of ours.
     if (!IsBinaryUpgrade)

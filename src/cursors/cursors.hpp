@@ -79,6 +79,13 @@ void EndLaneWalk(LaneWalk *walk);
 // jobs waiting for theirs; false when it has none.
 bool NextDueAt(int32 queue_id, TimestampTz *due);
 
+// For queue_metrics (inside SPI): the earliest run_at of the jobs each lane
+// would claim next, read by one probe per lane from its cursor (a few index
+// entries: neither finished jobs nor entries below the cursor are visited).
+// False when the queue has no claimable job, or no cursors (not preloaded,
+// table full).
+bool OldestClaimableAt(int32 queue_id, TimestampTz *run_at);
+
 // --- Leases (the reaper's scan) ---------------------------------------------
 
 // A claim calls this before it computes its leases: until its transaction

@@ -195,6 +195,25 @@ bool NextDueAt(int32 queue_id, TimestampTz *due)
     return found;
 }
 
+bool OldestClaimableAt(int32 queue_id, TimestampTz *run_at)
+{
+    QueueCursors *cursors = PinCursors(queue_id);
+    if (cursors == nullptr)
+        return false;
+    if (NeedsLoading(cursors))
+        LoadLanes(queue_id, cursors);  // as the queue's next claim would
+    bool found = false;
+    for (int priority = kMaxPriority; priority >= kMinPriority; priority--) {
+        if (!LaneMayHaveJobs(cursors, priority) || !ProbeLane(queue_id, cursors, priority))
+            continue;
+        TimestampTz t = DatumGetTimestampTz(ResultValue(0, 2));
+        *run_at = found ? Min(*run_at, t) : t;
+        found = true;
+    }
+    UnpinCursors(cursors);
+    return found;
+}
+
 int64 PromoteDueBatch(text *, int limit)
 {
     ConnectSpi();

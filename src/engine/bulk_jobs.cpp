@@ -3,6 +3,7 @@
 
 #include "engine/queues.hpp"
 #include "pg/clock.hpp"
+#include "metrics/metrics.hpp"
 #include "pg/statement.hpp"
 #include "wait/ready_notices.hpp"
 
@@ -45,10 +46,16 @@ Statement kCancelCandidates = {
     " FOR UPDATE SKIP LOCKED",
     3, {INT4OID, TEXTARRAYOID, TIMESTAMPTZOID}, nullptr, true};
 
-// As cancel() does one job: a running job's attempt no longer holds it.
-Statement kCancelBatch = {
+// As cancel() does one job: a running job's attempt no longer holds it. The
+// ready and the running jobs of a batch are cancelled by one statement each,
+// so that queue_metrics counts each kind (the cursor holds their rows).
+Statement kCancelReadyBatch = {
     "UPDATE claimqueue.jobs SET state = 'cancelled', finished_at = $2, lease_expires_at = NULL"
-    " WHERE id = ANY ($1) AND state IN ('ready', 'running')",
+    " WHERE id = ANY ($1) AND state = 'ready'",
+    2, {INT8ARRAYOID, TIMESTAMPTZOID}, nullptr};
+Statement kCancelRunningBatch = {
+    "UPDATE claimqueue.jobs SET state = 'cancelled', finished_at = $2, lease_expires_at = NULL"
+    " WHERE id = ANY ($1) AND state = 'running'",
     2, {INT8ARRAYOID, TIMESTAMPTZOID}, nullptr};
 
 // Fetches the cursor's next (up to) `n` ids, locking their rows, into a
@@ -67,12 +74,13 @@ int FetchIds(Portal cursor, int n, Datum *ids)
     return got;
 }
 
-// The cursor over the candidates, then `change` on each batch until the
-// cursor is done or `max_jobs` (0: no limit) have changed; returns how many
-// changed, and in *fetched how many were fetched (and locked).
+// The cursor over the candidates, then each of the `nchanges` statements
+// `changes` on each batch until the cursor is done or `max_jobs` (0: no limit)
+// have changed; returns how many changed, adds to changed_by[c] how many
+// changes[c] changed, and sets *fetched to how many were fetched (and locked).
 int64 ChangeInBatches(Statement *candidates, int32 queue_id, Datum states,
-                      const TimestampTz *before, int64 max_jobs, Statement *change,
-                      TimestampTz now, int64 *fetched)
+                      const TimestampTz *before, int64 max_jobs, Statement *const *changes,
+                      int nchanges, int64 *changed_by, TimestampTz now, int64 *fetched)
 {
     Datum find[3] = {Int32GetDatum(queue_id), states,
                      before ? TimestampTzGetDatum(*before) : (Datum) 0};
@@ -89,7 +97,11 @@ int64 ChangeInBatches(Statement *candidates, int32 queue_id, Datum states,
             break;
         *fetched += got;
         Datum args[2] = {ids, TimestampTzGetDatum(now)};
-        changed += (int64) Execute(change, args, nullptr);
+        for (int c = 0; c < nchanges; c++) {
+            int64 n = (int64) Execute(changes[c], args, nullptr);
+            changed_by[c] += n;
+            changed += n;
+        }
         if (got < want)
             break;
     }
@@ -105,10 +117,14 @@ int64 RetryJobs(text *queue, Datum states, const TimestampTz *finished_before, i
     int32 queue_id = QueueIdOf(queue);
     TimestampTz now = ClockNow();
     int64 fetched;
-    int64 retried = ChangeInBatches(&kRetryCandidates, queue_id, states, finished_before,
-                                    max_jobs, &kRetryBatch, now, &fetched);
-    if (retried > 0)  // the queue's waiters wake at commit
+    Statement *const change[1] = {&kRetryBatch};
+    int64 retried = 0;
+    ChangeInBatches(&kRetryCandidates, queue_id, states, finished_before, max_jobs, change, 1,
+                    &retried, now, &fetched);
+    if (retried > 0) {  // the queue's waiters wake at commit
         NoteJobsReady(text_to_cstring(queue), retried, now);
+        CountTransition(queue_id, Transition::kRetry, retried);
+    }
     FinishSpi();
     if (fetched > retried)
         ereport(NOTICE,
@@ -127,8 +143,12 @@ int64 CancelJobs(text *queue, Datum states, const TimestampTz *created_before, i
     ConnectSpi();
     int32 queue_id = QueueIdOf(queue);
     int64 fetched;
+    Statement *const changes[2] = {&kCancelReadyBatch, &kCancelRunningBatch};
+    int64 by_state[2] = {0, 0};
     int64 cancelled = ChangeInBatches(&kCancelCandidates, queue_id, states, created_before,
-                                      max_jobs, &kCancelBatch, ClockNow(), &fetched);
+                                      max_jobs, changes, 2, by_state, ClockNow(), &fetched);
+    CountTransition(queue_id, Transition::kCancelReady, by_state[0]);
+    CountTransition(queue_id, Transition::kCancelRunning, by_state[1]);
     FinishSpi();
     return cancelled;
 }

@@ -11,6 +11,7 @@ extern "C" {
 #include "engine/job_rows.hpp"
 #include "engine/queue_cache.hpp"
 #include "engine/queues.hpp"
+#include "metrics/metrics.hpp"
 #include "pg/statement.hpp"
 #include "pg/errors.h"
 #include "cursors/cursors.hpp"
@@ -30,7 +31,7 @@ Statement kRetry = {
     " WHERE j.id = $1 AND j.state IN ('failed', 'cancelled')"
     " AND NOT EXISTS (SELECT 1 FROM claimqueue.jobs o WHERE o.queue_id = j.queue_id"
     "                 AND o.dedup_key = j.dedup_key AND o.state IN ('ready', 'running'))"
-    " RETURNING (SELECT q.name FROM claimqueue.queues q WHERE q.queue_id = j.queue_id)",
+    " RETURNING (SELECT q.name FROM claimqueue.queues q WHERE q.queue_id = j.queue_id), j.queue_id",
     3, {INT8OID, TIMESTAMPTZOID, TIMESTAMPTZOID}, nullptr};
 
 Statement kLiveTwin = {
@@ -38,6 +39,11 @@ Statement kLiveTwin = {
     " ON o.queue_id = j.queue_id AND o.dedup_key = j.dedup_key"
     " WHERE j.id = $1 AND o.state IN ('ready', 'running')",
     1, {INT8OID}, nullptr};
+
+// The state a cancel changes, locked as its UPDATE would lock it.
+Statement kLockForCancel = {
+    "SELECT state, queue_id FROM claimqueue.jobs WHERE id = $1 FOR NO KEY UPDATE", 1, {INT8OID},
+    nullptr};
 
 Statement kCancel = {
     "UPDATE claimqueue.jobs SET state = 'cancelled', finished_at = $2, lease_expires_at = NULL"
@@ -167,6 +173,7 @@ uint64 ClaimFromQueue(JobRows *rows, int32 queue_id, text *worker, int32 batch,
         }
     }
     EndLaneWalk(&walk);
+    CountTransition(queue_id, Transition::kClaim, (int64) claimed);
     return claimed;
 }
 
@@ -200,6 +207,7 @@ void CompleteInto(JobRows *rows, int64 id, int32 attempt, TimestampTz now)
     done.lease_expires_at = DT_NOBEGIN;
     if (!FindRunningJob(rows, id, attempt, &job) || !UpdateRunningJob(rows, attempt, done))
         ReportNotHeld(id, attempt, "complete");
+    CountTransition(job.queue_id, Transition::kComplete);
 }
 
 // The queue's facts, or QC001 naming its id (a job whose queue went away).
@@ -318,6 +326,7 @@ const char *FailJob(int64 id, int32 attempt, text *error, Interval *retry_in)
     }
     if (!UpdateRunningJob(rows, attempt, update))
         ReportNotHeld(id, attempt, "fail");
+    CountTransition(job.queue_id, dead ? Transition::kFailDead : Transition::kFailRetry);
     CloseJobRows(rows);
     return dead ? "failed" : "ready";
 }
@@ -356,6 +365,7 @@ void RetryJob(int64 id, Datum run_at, bool run_at_null)
         ReportWrongState(id, "retry", "failed and cancelled");
     }
     NoteJobsReady(TextDatumGetCString(ResultValue(0, 1)), 1, DatumGetTimestampTz(args[1]));
+    CountTransition(DatumGetInt32(ResultValue(0, 2)), Transition::kRetry);
     FinishSpi();
 }
 
@@ -363,8 +373,15 @@ void CancelJob(int64 id)
 {
     ConnectSpi();
     Datum args[2] = {Int64GetDatum(id), TimestampTzGetDatum(ClockNow())};
+    bool was_running = false;
+    int32 queue_id = 0;
+    if (Execute(&kLockForCancel, args, nullptr, 1) == 1) {
+        was_running = strcmp(TextDatumGetCString(ResultValue(0, 1)), "running") == 0;
+        queue_id = DatumGetInt32(ResultValue(0, 2));
+    }
     if (Execute(&kCancel, args, nullptr) != 1)
         ReportWrongState(id, "cancel", "ready and running");
+    CountTransition(queue_id, was_running ? Transition::kCancelRunning : Transition::kCancelReady);
     FinishSpi();
 }
 

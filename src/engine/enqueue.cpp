@@ -7,6 +7,7 @@
 #include "pg/clock.hpp"
 #include "engine/queue_locks.hpp"
 #include "engine/queues.hpp"
+#include "metrics/metrics.hpp"
 #include "pg/statement.hpp"
 #include "pg/errors.h"
 #include "wait/ready_notices.hpp"
@@ -25,13 +26,13 @@ namespace {
     "FROM claimqueue.queues q WHERE q.name = $1"
 
 Statement kInsert = {
-    CQ_INSERT_JOB " RETURNING id",
+    CQ_INSERT_JOB " RETURNING id, queue_id",
     7, {TEXTOID, JSONBOID, TIMESTAMPTZOID, INT4OID, INT4OID, TIMESTAMPTZOID, TEXTOID}, nullptr};
 
 Statement kInsertDedup = {
     CQ_INSERT_JOB
     " ON CONFLICT (queue_id, dedup_key) WHERE dedup_key IS NOT NULL AND state IN ('ready', 'running')"
-    " DO NOTHING RETURNING id",
+    " DO NOTHING RETURNING id, queue_id",
     7, {TEXTOID, JSONBOID, TIMESTAMPTZOID, INT4OID, INT4OID, TIMESTAMPTZOID, TEXTOID}, nullptr};
 
 Statement kFindDedup = {
@@ -45,7 +46,7 @@ Statement kInsertBatch = {
     " SELECT q.queue_id, p.payload, coalesce($3, $6), $4, coalesce($5, q.max_attempts), $6,"
     " claimqueue.ready_position(q.queue_id, $4, coalesce($3, $6), $6)"
     " FROM claimqueue.queues q, unnest($2::jsonb[]) WITH ORDINALITY AS p(payload, ord)"
-    " WHERE q.name = $1 ORDER BY p.ord RETURNING id",
+    " WHERE q.name = $1 ORDER BY p.ord RETURNING id, queue_id",
     6, {TEXTOID, JSONBARRAYOID, TIMESTAMPTZOID, INT4OID, INT4OID, TIMESTAMPTZOID},
     nullptr};
 
@@ -75,6 +76,7 @@ int64 EnqueueJob(text *queue, const NewJob &job, text *dedup_key)
         if (Execute(&kInsert, args, nulls) != 1)
             ReportUnknownQueue(queue);
         id = DatumGetInt64(ResultValue(0, 1));
+        CountTransition(DatumGetInt32(ResultValue(0, 2)), Transition::kEnqueue);
         inserted = true;
     } else {
         Datum find_args[2] = {PointerGetDatum(queue), PointerGetDatum(dedup_key)};
@@ -82,6 +84,7 @@ int64 EnqueueJob(text *queue, const NewJob &job, text *dedup_key)
         for (int round = 0; round < kDedupRounds && !found; round++) {
             if (Execute(&kInsertDedup, args, nulls) == 1) {
                 id = DatumGetInt64(ResultValue(0, 1));
+                CountTransition(DatumGetInt32(ResultValue(0, 2)), Transition::kEnqueue);
                 found = inserted = true;
             } else if (Execute(&kFindDedup, find_args, nullptr, 1) == 1) {
                 id = DatumGetInt64(ResultValue(0, 1));
@@ -123,6 +126,8 @@ int EnqueueBatch(text *queue, Datum payloads, const NewJob &common, int64 **ids)
     for (uint64 i = 0; i < n; i++)
         out[i] = DatumGetInt64(ResultValue(i, 1));
     std::sort(out, out + n);
+    if (n > 0)
+        CountTransition(DatumGetInt32(ResultValue(0, 2)), Transition::kEnqueue, (int64) n);
     FinishSpi();
     NoteJobsReady(text_to_cstring(queue), (int64) n,
                   common.run_at_null ? now : DatumGetTimestampTz(common.run_at));

@@ -4,6 +4,7 @@
 #include "engine/claim.hpp"
 #include "pg/clock.hpp"
 #include "engine/queues.hpp"
+#include "metrics/metrics.hpp"
 #include "pg/statement.hpp"
 #include "cursors/cursors.hpp"
 #include "wait/ready_notices.hpp"
@@ -13,7 +14,7 @@ namespace {
 
 // Oldest expiry first, so a pass that stops at `limit` reaps in lease order.
 Statement kLockExpired = {
-    "SELECT j.id, j.attempt, j.max_attempts, q.backoff_base, q.backoff_cap, q.name"
+    "SELECT j.id, j.attempt, j.max_attempts, q.backoff_base, q.backoff_cap, q.name, j.queue_id"
     " FROM claimqueue.jobs j JOIN claimqueue.queues q ON q.queue_id = j.queue_id"
     " WHERE j.state = 'running' AND j.lease_expires_at < $1 AND j.lease_expires_at >= $4"
     "   AND ($2::text IS NULL OR q.name = $2)"
@@ -108,6 +109,8 @@ int64 ReapExpiredFrom(text *queue, int limit, LeaseScan *scan)
             run_ats[i] = dead ? 0
                               : TimestampTzGetDatum(AfterBackoff(now, attempt, ResultValue(i, 4),
                                                                  ResultValue(i, 5)));
+            CountTransition(DatumGetInt32(ResultValue(i, 7)),
+                            dead ? Transition::kReapDead : Transition::kReapRetry);
             if (!dead)  // its queue's waiters wake once this batch commits
                 NoteJobsReady(TextDatumGetCString(ResultValue(i, 6)), 1,
                               DatumGetTimestampTz(run_ats[i]));

@@ -10,6 +10,7 @@
 #include "cursors/cursors.hpp"
 #include "pg/settings.hpp"
 #include "wait/ready_notices.hpp"
+#include "metrics/metrics.hpp"
 
 namespace claimqueue {
 namespace {
@@ -240,6 +241,7 @@ int64 DropQueue(text *name, bool force)
     Execute(&kDeleteQueue, id_arg, nullptr);
     FinishSpi();
     FreeQueueCursorsAtCommit(DatumGetInt32(queue_id));
+    FreeQueueMetricsAtCommit(DatumGetInt32(queue_id));
     return deleted;
 }
 

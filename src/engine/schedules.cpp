@@ -8,6 +8,7 @@
 #include "core/schedule_plan.hpp"
 #include "engine/queue_locks.hpp"
 #include "engine/queues.hpp"
+#include "metrics/metrics.hpp"
 #include "pg/clock.hpp"
 #include "pg/errors.h"
 #include "pg/firewall.hpp"
@@ -68,7 +69,7 @@ Statement kInsertScheduled = {
     "   claimqueue.ready_position(s.queue_id, s.priority, r.slot, $3)"
     " FROM claimqueue.schedules s JOIN claimqueue.queues q ON q.queue_id = s.queue_id,"
     "   pg_catalog.unnest($2::timestamptz[]) WITH ORDINALITY AS r(slot, ord)"
-    " WHERE s.name = $1 ORDER BY r.ord RETURNING id",
+    " WHERE s.name = $1 ORDER BY r.ord RETURNING id, queue_id",
     3, {TEXTOID, TIMESTAMPTZARRAYOID, TIMESTAMPTZOID}, nullptr};
 
 Statement kAdvanceSchedule = {
@@ -264,6 +265,9 @@ int64 RunDueSchedulesBatch(text *queue, int limit, int64 *jobs)
                 last_job = Max(last_job, DatumGetInt64(ResultValue(j, 1)));
             *jobs += (int64) made;
             NoteJobsReady(d.queue, (int64) made, now);  // waiters wake at commit
+            if (made > 0)
+                CountTransition(DatumGetInt32(ResultValue(0, 2)), Transition::kEnqueue,
+                                (int64) made);
         }
         if (plan.skipped_missed)
             ereport(LOG, (errmsg("claimqueue: schedule \"%s\" skipped slots missed since %s "

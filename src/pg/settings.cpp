@@ -11,6 +11,7 @@ int reaper_interval_ms = 1000;
 int reaper_batch_size = 1000;
 int max_waiters = 128;
 int claim_cursor_queues = 1024;
+int metrics_queues = 1024;
 
 void DefineSettings()
 {
@@ -61,6 +62,13 @@ void DefineSettings()
             "freed for others; queues beyond this many work without one. 0 turns claim cursors "
             "off.",
             &claim_cursor_queues, 1024, 0, 65536, PGC_POSTMASTER, 0, nullptr, nullptr, nullptr);
+        DefineCustomIntVariable(
+            "claimqueue.metrics_queues",
+            "Queues whose metrics can be kept at once (shared memory, fixed at server start).",
+            "Each queue's totals and gauges for queue_metrics take one slot (about 120 bytes). "
+            "A dropped queue's slot is freed for others; queues beyond this many are not counted "
+            "(queue_metrics shows NULL for them). 0 turns the metrics off.",
+            &metrics_queues, 1024, 0, 65536, PGC_POSTMASTER, 0, nullptr, nullptr, nullptr);
     }
     MarkGUCPrefixReserved("claimqueue");
 }

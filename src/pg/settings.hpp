@@ -19,6 +19,7 @@ extern int reaper_batch_size;           // claimqueue.reaper_batch_size (reload)
 // library is preloaded (there is no shared memory otherwise).
 extern int max_waiters;                 // claimqueue.max_waiters
 extern int claim_cursor_queues;         // claimqueue.claim_cursor_queues
+extern int metrics_queues;              // claimqueue.metrics_queues
 
 // Defines them all and reserves the prefix; from _PG_init.
 void DefineSettings();

@@ -20,6 +20,7 @@ extern "C" {
 
 #include "engine/maintenance.hpp"
 #include "cursors/cursors.hpp"
+#include "metrics/metrics.hpp"
 #include "engine/queue_locks.hpp"
 #include "engine/schedules.hpp"
 #include "engine/schema_version.hpp"
@@ -124,6 +125,14 @@ int64 SweepBatch(text *, int)
     return 0;
 }
 
+// Gauges of queues not counted since their slot was taken (the first pass
+// after a start, a new queue): recounted in a transaction of their own.
+int64 RecountBatch(text *, int)
+{
+    RecountQueues(true);
+    return 0;
+}
+
 int64 LiftFloorsBatch(text *, int)
 {
     LiftPreparedFloorsWhenNone();
@@ -156,7 +165,8 @@ int64 SchedulesBatch(text *, int limit)
 // One pass; false when the extension is gone (the reaper then exits).
 bool RunPass()
 {
-    int64 reaped = 0, purged = 0, promoted = 0, swept = 0, floors = 0, schedules = 0;
+    int64 reaped = 0, purged = 0, promoted = 0, swept = 0, floors = 0, schedules = 0,
+          recounted = 0;
     scheduled_jobs = 0;
     TimestampTz now = GetCurrentTimestamp();
     bool sweep = now - last_sweep >= kSweepIntervalUsec;
@@ -172,6 +182,7 @@ bool RunPass()
         return false;
     lease_mark = next_lease_mark;  // its batches have committed
     if (!RunBatches(SchedulesBatch, "claimqueue reaper: enqueuing scheduled jobs", &schedules) ||
+        !RunBatches(RecountBatch, "claimqueue reaper: counting queue metrics", &recounted) ||
         !RunBatches(PromoteDueBatch, "claimqueue reaper: promoting due jobs", &promoted) ||
         !RunBatches(PurgeFinishedBatch, "claimqueue reaper: purging finished jobs", &purged))
         return false;

@@ -31,7 +31,7 @@ FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extna
 WHERE e.extname = 'pgtap' \gset
 SET LOCAL search_path = :"cq", :"tap", public;
 
-SELECT plan(389);
+SELECT plan(400);
 
 -- ---------------------------------------------------------------------------
 -- The API: one row per SQL function, with the contract it must keep.
@@ -112,7 +112,8 @@ INSERT INTO helpers VALUES (1, 'check_preload', '{}'), (2, 'queues_changed', '{}
                            (7, 'queue_grants_changed', '{}'), (8, 'waiters', '{}'),
                            (9, 'claim_cursors', '{}'), (10, 'check_claim_cursors', '{}'),
                            (11, 'sweep_claim_cursors', '{}'), (12, 'claim_cursor_table', '{}'),
-                           (13, 'api_caller', '{}');
+                           (13, 'api_caller', '{}'), (14, 'queue_metrics_rows', '{}'),
+                           (15, 'recount_queue_metrics', '{}');
 
 -- The advisory-lock namespace functions; their contract is test/pgtap/lock_namespaces.sql.
 SELECT '{"lock_namespace(text,text)","register_lock_key(text,text)","lock_key_id(text,text)",'
@@ -172,7 +173,7 @@ SELECT is(pg_catalog.pg_get_function_result(
           'lease_expires_at timestamp with time zone, enqueued_at timestamp with time zone)',
           'complete_and_dequeue() returns the same columns as dequeue()');
 
--- Helpers: 13 x 4 ------------------------------------------------------------
+-- Helpers: 15 x 4 ------------------------------------------------------------
 SELECT has_function('claimqueue', fn, args) FROM helpers ORDER BY ord;
 SELECT isnt_definer('claimqueue', fn, args) FROM helpers ORDER BY ord;
 SELECT is((SELECT p.proconfig[1] FROM pg_catalog.pg_proc p
@@ -209,7 +210,7 @@ SELECT set_eq(
              FROM unnest(ARRAY['schedule(text,text,text,jsonb,text,integer,integer,text,boolean)',
                                'unschedule(text)', 'run_schedules(text)']) AS f$$,
            :'cq', :'cq', :'lock_api', :'cq', :'cq'),
-    'the extension''s functions are exactly the 22 API functions, 13 helpers, ready_position, the lock-namespace functions, dequeue_wait and the schedule functions (their contract: schedules.sql)');
+    'the extension''s functions are exactly the 22 API functions, 15 helpers, ready_position, the lock-namespace functions, dequeue_wait and the schedule functions (their contract: schedules.sql)');
 
 -- ready_position(): called for every job entering the ready state, from the
 -- claim engine's statements, which run as the extension's owner.
@@ -340,6 +341,17 @@ SELECT results_eq(
     'claim_cursor_usage has the documented columns');
 SELECT table_privs_are(:'cq', 'claim_cursor_usage', 'public', '{}'::name[],
                        'PUBLIC has no privileges on claim_cursor_usage');
+SELECT has_view(:'cq', 'queue_metrics', 'view queue_metrics exists');
+SELECT results_eq(
+    format($$SELECT attname::text COLLATE "default", format_type(atttypid, atttypmod) FROM pg_catalog.pg_attribute
+             WHERE attrelid = '%I.queue_metrics'::regclass AND attnum > 0 ORDER BY attnum$$, :'cq'),
+    $$VALUES ('queue', 'text'), ('enqueued', 'bigint'), ('claimed', 'bigint'), ('completed', 'bigint'),
+             ('failed', 'bigint'), ('reaped', 'bigint'), ('retried', 'bigint'), ('cancelled', 'bigint'),
+             ('ready_or_scheduled', 'bigint'), ('running', 'bigint'), ('oldest_ready_age', 'interval'),
+             ('counters_since', 'timestamp with time zone'), ('gauges_since', 'timestamp with time zone')$$,
+    'queue_metrics has the documented columns');
+SELECT table_privs_are(:'cq', 'queue_metrics', 'public', '{}'::name[],
+                       'PUBLIC has no privileges on queue_metrics');
 
 -- ---------------------------------------------------------------------------
 -- The default queue

@@ -70,3 +70,13 @@ GRANT EXECUTE ON FUNCTION
 TO claimqueue_admin;
 GRANT SELECT ON @extschema@.schedules
 TO claimqueue_producer, claimqueue_consumer, claimqueue_admin;
+-- A view calls its functions as its reader: the roles that may read these
+-- views may call the functions behind them. queue_metrics_rows() shows each
+-- caller only the queues it holds a privilege on.
+GRANT SELECT ON @extschema@.queue_metrics
+TO claimqueue_producer, claimqueue_consumer, claimqueue_admin;
+GRANT EXECUTE ON FUNCTION
+    claimqueue.queue_metrics_rows(),
+    claimqueue.reaper_status(),
+    claimqueue.claim_cursor_table()
+TO claimqueue_producer, claimqueue_consumer, claimqueue_admin;
