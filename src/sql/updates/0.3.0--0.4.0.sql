@@ -1,5 +1,5 @@
 -- 0.3.0 -> 0.4.0: the duration checks of claimqueue.queues follow the API's
--- rule.
+-- rule; jobs keep a result.
 
 -- Durations compare by the API's rule, extract(epoch ...): a year is 365.25
 -- days, where interval's own comparison counts 360 and refused values the API
@@ -19,3 +19,37 @@ ALTER TABLE claimqueue.queues
 -- A claim runs no SQL statement since 0.4.0 (src/engine/job_rows.hpp): there
 -- is no plan left for explain_claim() to show.
 DROP FUNCTION claimqueue.explain_claim(text, integer);
+
+-- Results (0.4.0): complete() stores the job's result in the row it marks
+-- done. NULL for every job finished before.
+ALTER TABLE claimqueue.jobs ADD COLUMN result jsonb;
+
+-- complete, complete_batch and complete_and_dequeue take a result as a new
+-- last argument with a default, so existing calls keep working; a new
+-- argument is a new function to PostgreSQL, so the old ones go (an overload
+-- would make complete($1, $2) ambiguous) and api/ creates the new ones, with
+-- the roles' grants. EXECUTE granted on an old one to a role directly goes
+-- with it: say so, naming the roles, so it can be granted again.
+DO $grants$
+DECLARE
+    lost record;
+BEGIN
+    FOR lost IN
+        SELECT p.oid::pg_catalog.regprocedure AS fn,
+               pg_catalog.string_agg(DISTINCT a.grantee::pg_catalog.regrole::pg_catalog.text, ', ') AS roles
+        FROM pg_catalog.pg_proc p, pg_catalog.aclexplode(p.proacl) a
+        WHERE p.oid IN (pg_catalog.to_regprocedure('@extschema@.complete(bigint, integer)'),
+                        pg_catalog.to_regprocedure('@extschema@.complete_batch(bigint[], integer[])'),
+                        pg_catalog.to_regprocedure('@extschema@.complete_and_dequeue(bigint, integer, text, text, integer, interval)'))
+          AND a.grantee <> p.proowner AND a.grantee <> 0
+          AND a.grantee::pg_catalog.regrole::pg_catalog.text NOT IN ('claimqueue_consumer', 'claimqueue_admin')
+        GROUP BY p.oid
+    LOOP
+        RAISE WARNING 'EXECUTE on % granted to % is dropped with it', lost.fn, lost.roles
+            USING HINT = 'Grant EXECUTE on its 0.4.0 signature (with a jsonb result argument) again, or grant the roles claimqueue_consumer.';
+    END LOOP;
+END
+$grants$;
+DROP FUNCTION IF EXISTS @extschema@.complete(bigint, integer);
+DROP FUNCTION IF EXISTS @extschema@.complete_batch(bigint[], integer[]);
+DROP FUNCTION IF EXISTS @extschema@.complete_and_dequeue(bigint, integer, text, text, integer, interval);
