@@ -28,6 +28,9 @@ SELECT id, payload FROM cq.dequeue('default', 'w1');
 SELECT cq.enqueue('default', '{"in": "cq", "n": 2}');
 CALL cq.dequeue_wait('default', 'w1', wait => '0') \gset
 SELECT jsonb_path_query_array(:'jobs', '$[*].payload') AS claimed;
+-- So does await_jobs() call the job_status() of its own schema.
+SELECT cq.complete(1, 1, '{"in": "cq"}');
+CALL cq.await_jobs('{1,2}', '0');
 SELECT count(*) AS api_functions_in_public
 FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
 WHERE n.nspname = 'public' AND p.proname IN ('enqueue', 'dequeue');

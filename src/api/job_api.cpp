@@ -15,6 +15,7 @@ extern "C" {
 #include "engine/claim.hpp"
 #include "pg/clock.hpp"
 #include "engine/enqueue.hpp"
+#include "engine/grants.hpp"
 #include "pg/settings.hpp"
 
 using namespace claimqueue;
@@ -78,6 +79,17 @@ void CheckPayloadSizes(ArrayType *payloads)
             rules::CheckPayloadSize((int64) toast_raw_datum_size(element), max_payload_size,
                                     position);
     array_free_iterator(it);
+}
+
+// The result argument n of complete() or complete_and_dequeue(), checked
+// against claimqueue.max_payload_size; nullptr when NULL (no result).
+struct varlena *ResultArg(FunctionCallInfo fcinfo, int n)
+{
+    if (PG_NARGS() <= n || PG_ARGISNULL(n))
+        return nullptr;
+    Datum result = PG_GETARG_DATUM(n);
+    rules::CheckResultSize((int64) toast_raw_datum_size(result), max_payload_size);
+    return (struct varlena *) DatumGetPointer(result);
 }
 
 // The result store of dequeue() and complete_and_dequeue(). In FROM (the usual
@@ -177,28 +189,68 @@ CQ_QUEUE_FUNCTION(cq_complete_and_dequeue)
                         errhint("Pass both the id and the attempt of the job to complete, or "
                                 "both NULL to only claim.")));
     ClaimArgs args = CheckedClaimArgs(fcinfo, 2, "complete_and_dequeue()");
+    struct varlena *result = ResultArg(fcinfo, 6);
+    if (result != nullptr && !has_previous)
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("a result needs a job to complete: id and attempt are NULL"),
+                        errhint("Pass the id and attempt of the job the result belongs to, or "
+                                "no result to only claim.")));
     if (has_previous)
         RequireJobPrivilege(id, QueuePrivilege::kConsume, "complete_and_dequeue()");
 
     InitClaimSRF(fcinfo);
     ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-    CompleteAndClaimJobs(has_previous ? &id : nullptr, attempt, args.queue, args.worker,
-                         args.batch, args.lease, rsinfo->setResult, rsinfo->setDesc);
+    CompleteAndClaimJobs(has_previous ? &id : nullptr, attempt, result, args.queue,
+                         args.worker, args.batch, args.lease, rsinfo->setResult,
+                         rsinfo->setDesc);
     return (Datum) 0;
 }
 
-// complete(id, attempt)
+// complete(id, attempt, result)
 CQ_QUEUE_FUNCTION(cq_complete)
 {
     int64 id = JobIdArg(fcinfo, 0);
     int32 attempt = AttemptArg(fcinfo, 1);
+    struct varlena *result = ResultArg(fcinfo, 2);
     RequireJobPrivilege(id, QueuePrivilege::kConsume, "complete()");
-    CompleteJob(id, attempt);
+    CompleteJob(id, attempt, result);
     PG_RETURN_VOID();
 }
 
-// complete_batch(ids bigint[], attempts integer[]): many claims in one statement,
-// all or nothing (the batch counterpart of dequeue(batch => n)).
+// complete_batch's results, aligned with its n ids: nullptr when the argument
+// is NULL (no results), else n elements (an element NULL: no result), each
+// checked against claimqueue.max_payload_size.
+static struct varlena **BatchResults(FunctionCallInfo fcinfo, int n)
+{
+    if (PG_NARGS() <= 2 || PG_ARGISNULL(2))
+        return nullptr;
+    ArrayType *array = PG_GETARG_ARRAYTYPE_P(2);
+    if (ARR_NDIM(array) > 1)
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("results must be a one-dimensional array, not %d-dimensional",
+                               ARR_NDIM(array))));
+    int n_results = ArrayGetNItems(ARR_NDIM(array), ARR_DIMS(array));
+    if (n_results != n)
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("%d ids but %d results", n, n_results),
+                        errhint("Pass one result per id, in the same order (NULL for a job "
+                                "without one), or results => NULL.")));
+    struct varlena **results = (struct varlena **) palloc0(sizeof(struct varlena *) * (n + 1));
+    ArrayIterator it = array_create_iterator(array, 0, nullptr);
+    Datum element;
+    bool isnull;
+    for (int i = 0; array_iterate(it, &element, &isnull); i++) {
+        if (isnull)
+            continue;
+        rules::CheckResultSize((int64) toast_raw_datum_size(element), max_payload_size, i + 1);
+        results[i] = (struct varlena *) DatumGetPointer(element);
+    }
+    array_free_iterator(it);
+    return results;
+}
+
+// complete_batch(ids bigint[], attempts integer[], results jsonb[]): many claims
+// in one statement, all or nothing (the batch counterpart of dequeue(batch => n)).
 CQ_QUEUE_FUNCTION(cq_complete_many)
 {
     RequireArg(fcinfo, 0, "ids");
@@ -223,6 +275,7 @@ CQ_QUEUE_FUNCTION(cq_complete_many)
                         errmsg("cannot complete %d jobs at once", n),
                         errhint("Complete at most %d jobs per call, as many as one dequeue() "
                                 "can claim.", rules::kMaxBatch)));
+    struct varlena **results = BatchResults(fcinfo, n);
     if (n == 0)
         PG_RETURN_VOID();  // nothing claimed, nothing to complete
     const int64 *ids = (const int64 *) ARR_DATA_PTR(id_array);
@@ -238,8 +291,29 @@ CQ_QUEUE_FUNCTION(cq_complete_many)
                                 errmsg("job %lld appears twice in ids", (long long) ids[i])));
     }
     RequireJobsPrivilege(n, ids, QueuePrivilege::kConsume, "complete_batch()");
-    CompleteJobs(n, ids, attempts);
+    CompleteJobs(n, ids, attempts, results);
     PG_RETURN_VOID();
+}
+
+// job_status(ids bigint[]) -> (id, state, attempt, result, last_error), one row
+// per element of ids, in order; NULLs for a job the caller may not see.
+CQ_QUEUE_FUNCTION(cq_job_status)
+{
+    RequireArg(fcinfo, 0, "ids");
+    ArrayType *ids = PG_GETARG_ARRAYTYPE_P(0);
+    if (ARR_NDIM(ids) > 1)
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("ids must be a one-dimensional array, not %d-dimensional",
+                               ARR_NDIM(ids))));
+    if (array_contains_nulls(ids))
+        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+                        errmsg("ids must not contain NULL elements")));
+    InitMaterializedSRF(fcinfo, 0);
+    ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+    const Caller *caller = CurrentCaller();
+    JobStatuses(ids, caller->user, caller->admin, rsinfo->setResult,
+                rsinfo->econtext->ecxt_per_query_memory);
+    return (Datum) 0;
 }
 
 // fail(id, attempt, error, retry_in) -> 'ready' | 'failed'

@@ -1,5 +1,6 @@
-// SQL API, waiting dequeue: the procedure dequeue_wait() and next_due().
-// src/wait/README.md has the wake-up rules and why dequeue_wait is a procedure.
+// SQL API, waiting: the procedures dequeue_wait() and await_jobs(), and
+// next_due(). src/wait/README.md has the wake-up rules and why both are
+// procedures.
 #include "pg/firewall.hpp"
 
 extern "C" {
@@ -91,22 +92,22 @@ TimestampTz NextDueVia(WaitQueries *q)
     return isnull ? 0 : DatumGetTimestampTz(due);
 }
 
-// After a sleep, before the next claim: catalog and grant changes that
+// After a sleep, before the next look: catalog and grant changes that
 // committed meanwhile (a revoke_queue, a REVOKE EXECUTE, DROP EXTENSION) take
 // effect now, not at the next transaction. The transaction SPI_commit started
-// before the sleep has not looked at any of them yet, and the claim's first
+// before the sleep has not looked at any of them yet, and the look's first
 // step is the privilege check, which would otherwise use what this session
-// remembered before it slept.
-void RecheckAfterSleep(const char *queue)
+// remembered before it slept. `waiter` says who waited ("dequeue_wait()
+// waited on queue ..."), `lost` what did not happen.
+void RecheckAfterSleep(const char *waiter, const char *procedure, const char *lost)
 {
     AcceptInvalidationMessages();
     if (!OidIsValid(get_extension_oid("claimqueue", true)))
         ereport(ERROR,
                 (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-                 errmsg("extension \"claimqueue\" was dropped while dequeue_wait() waited on "
-                        "queue \"%s\"", queue),
-                 errdetail("No job was claimed."),
-                 errhint("Create the extension again, or stop calling dequeue_wait().")));
+                 errmsg("extension \"claimqueue\" was dropped while %s", waiter),
+                 errdetail("%s", lost),
+                 errhint("Create the extension again, or stop calling %s.", procedure)));
 }
 
 // True when this call may commit: CALL on its own, outside a transaction block.
@@ -241,7 +242,8 @@ CQ_FUNCTION(cq_dequeue_wait)
                                      timeout_ms, PG_WAIT_EXTENSION);
                 ResetLatch(MyLatch);
                 CHECK_FOR_INTERRUPTS();
-                RecheckAfterSleep(queue_name);
+                RecheckAfterSleep(psprintf("dequeue_wait() waited on queue \"%s\"", queue_name),
+                                  "dequeue_wait()", "No job was claimed.");
             }
         }
         PG_FINALLY();
@@ -251,6 +253,163 @@ CQ_FUNCTION(cq_dequeue_wait)
         PG_END_TRY();
         jobs = claimed;
     }
+    rc = SPI_finish();
+    if (rc != SPI_OK_FINISH)
+        elog(ERROR, "claimqueue: SPI_finish failed: %s", SPI_result_code_string(rc));
+
+    bool isnull = false;
+    HeapTuple row = heap_form_tuple(result_desc, &jobs, &isnull);
+    return HeapTupleGetDatum(row);
+}
+
+namespace {
+
+// What one look of await_jobs() found: every job's status as a jsonb array
+// (only when it is the answer), and the jobs still ready or running.
+struct AwaitLook {
+    int64 unfinished;
+    JobFilter unfinished_jobs;
+    Datum jobs;  // in the caller's memory context; 0 unless `keep`
+};
+
+// job_status(ids) through SPI, as the caller (its EXECUTE and which queues it
+// may see are checked there). `keep`: copy the statuses out, as the answer.
+void LookAtJobs(const char *sql, ArrayType *ids, bool keep, AwaitLook *look)
+{
+    static Oid types[1] = {INT8ARRAYOID};
+    Datum args[1] = {PointerGetDatum(ids)};
+    int rc = ExecuteQuietly(sql, 1, types, args, nullptr, false);
+    if (rc != SPI_OK_SELECT || SPI_processed != 1)
+        elog(ERROR, "claimqueue: await_jobs's look failed: %s", SPI_result_code_string(rc));
+    HeapTuple row = SPI_tuptable->vals[0];
+    TupleDesc desc = SPI_tuptable->tupdesc;
+    bool isnull;
+    memset(&look->unfinished_jobs, 0, sizeof(look->unfinished_jobs));
+    look->unfinished = 0;
+    Datum unfinished = SPI_getbinval(row, desc, 2, &isnull);
+    if (!isnull) {
+        Datum *values;
+        int n;
+        deconstruct_array(DatumGetArrayTypeP(unfinished), INT8OID, 8, FLOAT8PASSBYVAL,
+                          TYPALIGN_DOUBLE, &values, nullptr, &n);
+        for (int i = 0; i < n; i++)
+            AddToJobFilter(&look->unfinished_jobs, DatumGetInt64(values[i]));
+        look->unfinished = n;
+    }
+    look->jobs = 0;
+    if (keep || look->unfinished == 0)
+        look->jobs = SPI_datumTransfer(SPI_getbinval(row, desc, 1, &isnull), false, -1);
+    SPI_freetuptable(SPI_tuptable);
+}
+
+}  // namespace
+
+// CALL await_jobs(ids, timeout, jobs): waits until every job in ids is done,
+// failed or cancelled (or cannot be seen), woken by the commits that finish
+// them, or until timeout runs out; commits before each sleep, as dequeue_wait
+// does. Returns job_status(ids) as a jsonb array, never an error on timeout.
+CQ_FUNCTION(cq_await_jobs)
+{
+    RequireArg(fcinfo, 0, "ids");
+    ArrayType *ids = PG_GETARG_ARRAYTYPE_P(0);
+    if (ARR_NDIM(ids) > 1)
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("ids must be a one-dimensional array, not %d-dimensional",
+                               ARR_NDIM(ids))));
+    if (array_contains_nulls(ids))
+        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+                        errmsg("ids must not contain NULL elements")));
+    int n = ArrayGetNItems(ARR_NDIM(ids), ARR_DIMS(ids));
+    rules::CheckAwaitCount(n);
+    Interval *timeout = IntervalArg(fcinfo, 1, "timeout");
+    CheckIntervalArg("timeout", timeout, false);
+    int64 timeout_usec = IntervalUsec(timeout);
+
+    bool can_commit = CanCommit(fcinfo);
+    if (timeout_usec > 0 && !WaitersAvailable())
+        ereport(ERROR,
+                (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                 errmsg("await_jobs() cannot wait: claimqueue is not in shared_preload_libraries"),
+                 errdetail("Waiters are registered in shared memory, which exists only when "
+                           "the library is preloaded."),
+                 errhint("Add claimqueue to shared_preload_libraries and restart the server, "
+                         "or pass timeout => '0' and poll.")));
+    if (timeout_usec > 0 && !can_commit)
+        ereport(ERROR,
+                (errcode(ERRCODE_ACTIVE_SQL_TRANSACTION),
+                 errmsg("await_jobs() cannot wait inside a transaction block"),
+                 errdetail("It commits before it sleeps, so that a waiting session holds no "
+                           "snapshot back; only a CALL on its own can commit."),
+                 errhint("CALL await_jobs() in autocommit mode, outside BEGIN ... COMMIT and "
+                         "outside functions, or use job_status() inside the transaction.")));
+
+    TupleDesc result_desc;
+    if (get_call_result_type(fcinfo, nullptr, &result_desc) != TYPEFUNC_COMPOSITE)
+        elog(ERROR, "claimqueue: await_jobs must be declared with an INOUT jobs argument");
+    result_desc = BlessTupleDesc(result_desc);
+
+    // Everything the loop keeps lives in this context, which outlives the
+    // commits (the CALL's portal memory).
+    const char *schema =
+        quote_identifier(get_namespace_name(get_func_namespace(fcinfo->flinfo->fn_oid)));
+    char *look_sql = psprintf(
+        "SELECT coalesce(pg_catalog.jsonb_agg(pg_catalog.to_jsonb(s) OPERATOR(pg_catalog.-) "
+        "'o'::pg_catalog.text ORDER BY s.o), '[]'::pg_catalog.jsonb),"
+        " pg_catalog.array_agg(s.id) FILTER (WHERE s.state OPERATOR(pg_catalog.=) ANY"
+        " ('{ready,running}'::pg_catalog.text[]))"
+        " FROM %s.job_status($1) WITH ORDINALITY AS s(id, state, attempt, result, last_error, o)",
+        schema);
+
+    int rc = SPI_connect_ext(can_commit ? SPI_OPT_NONATOMIC : 0);
+    if (rc != SPI_OK_CONNECT)
+        elog(ERROR, "claimqueue: SPI_connect failed: %s", SPI_result_code_string(rc));
+    // A first look needs no slot: jobs already finished are the answer.
+    TimestampTz deadline = ClockNow() + timeout_usec;
+    AwaitLook look;
+    LookAtJobs(look_sql, ids, timeout_usec == 0, &look);
+    if (timeout_usec > 0 && look.unfinished > 0) {
+        JobFilter all;
+        memset(&all, 0, sizeof(all));
+        const int64 *values = (const int64 *) ARR_DATA_PTR(ids);
+        for (int i = 0; i < n; i++)
+            AddToJobFilter(&all, values[i]);
+        // Registered before the looks that count: a commit that finishes a
+        // job after a look's snapshot finds the slot and wakes us.
+        RegisterJobWaiter(&all, deadline);
+        PG_TRY();
+        {
+            for (;;) {
+                // Every awaited job wakes us from here until the look has
+                // told which are unfinished: a finishing commit the look's
+                // snapshot missed finds our filter full.
+                JobWaiterLooks(&all);
+                bool last = ClockNow() >= deadline;
+                LookAtJobs(look_sql, ids, last, &look);
+                if (look.unfinished == 0 || last)
+                    break;
+                JobWaiterWatches(&look.unfinished_jobs);
+                // Commit: from here until the next look this backend holds no
+                // snapshot and no transaction id (backend_xmin stays NULL).
+                SPI_commit();
+                InvalidateCatalogSnapshot();
+                long timeout_ms =
+                    (long) Min((deadline - ClockNow() + 999) / 1000, kMaxSleepMs);
+                if (timeout_ms > 0)
+                    (void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+                                     timeout_ms, PG_WAIT_EXTENSION);
+                ResetLatch(MyLatch);
+                CHECK_FOR_INTERRUPTS();
+                RecheckAfterSleep("await_jobs() waited", "await_jobs()",
+                                  "No job status was read.");
+            }
+        }
+        PG_FINALLY();
+        {
+            DeregisterWaiter(false);
+        }
+        PG_END_TRY();
+    }
+    Datum jobs = look.jobs;
     rc = SPI_finish();
     if (rc != SPI_OK_FINISH)
         elog(ERROR, "claimqueue: SPI_finish failed: %s", SPI_result_code_string(rc));

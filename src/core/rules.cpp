@@ -116,18 +116,44 @@ void CheckBatch(int64_t batch)
                     "A dequeue claims between 1 and " + std::to_string(kMaxBatch) + " jobs.");
 }
 
-void CheckPayloadSize(int64_t bytes, int64_t limit, int64_t position)
+namespace {
+
+void CheckStoredSize(const char *what, const char *advice, int64_t bytes, int64_t limit,
+                     int64_t position)
 {
     if (bytes <= limit)
         return;
-    std::string which = position > 0 ? "payload " + std::to_string(position) : "payload";
+    std::string which = position > 0 ? what + (" " + std::to_string(position)) : what;
     throw Error(sqlstate::kProgramLimitExceeded,
                 which + " is " + std::to_string(bytes) +
                     " bytes, more than claimqueue.max_payload_size (" + std::to_string(limit) +
                     " bytes)",
                 {},
-                "Keep large data elsewhere and enqueue a reference to it, or raise "
-                "claimqueue.max_payload_size (superuser).");
+                std::string("Keep large data elsewhere and ") + advice +
+                    " a reference to it, or raise claimqueue.max_payload_size (superuser).");
+}
+
+}  // namespace
+
+void CheckPayloadSize(int64_t bytes, int64_t limit, int64_t position)
+{
+    CheckStoredSize("payload", "enqueue", bytes, limit, position);
+}
+
+void CheckResultSize(int64_t bytes, int64_t limit, int64_t position)
+{
+    CheckStoredSize("result", "return", bytes, limit, position);
+}
+
+void CheckAwaitCount(int64_t n)
+{
+    if (n > kMaxAwaitJobs)
+        throw Error(sqlstate::kProgramLimitExceeded,
+                    "cannot await " + std::to_string(n) + " jobs at once: at most " +
+                        std::to_string(kMaxAwaitJobs) + " per call",
+                    {},
+                    "await_jobs() waits for at most " + std::to_string(kMaxAwaitJobs) +
+                        " jobs per call; split the ids, or await them in turn.");
 }
 
 void CheckMaxAttempts(int64_t max_attempts)

@@ -15,6 +15,7 @@ inline constexpr int kMaxDedupKeyBytes = 512;
 inline constexpr int kMinPriority = -100;
 inline constexpr int kMaxPriority = 100;
 inline constexpr int kMaxBatch = 1000;
+inline constexpr int kMaxAwaitJobs = 1000;  // ids one await_jobs() call waits for
 inline constexpr int kMaxAttemptsLimit = 10000;
 inline constexpr int64_t kUsecPerSecond = 1000000;
 inline constexpr int64_t kUsecPerDay = 86400 * kUsecPerSecond;
@@ -44,6 +45,11 @@ void CheckBatch(int64_t batch);
 // A job's payload, `bytes` as stored, against claimqueue.max_payload_size
 // (`limit` bytes). `position` > 0 names the element of a batch.
 void CheckPayloadSize(int64_t bytes, int64_t limit, int64_t position = 0);
+// A job's result (complete), by the same limit; `position` > 0 names the
+// element of complete_batch's results.
+void CheckResultSize(int64_t bytes, int64_t limit, int64_t position = 0);
+// The number of ids one await_jobs() call waits for: at most kMaxAwaitJobs.
+void CheckAwaitCount(int64_t n);
 void CheckMaxAttempts(int64_t max_attempts);
 // A lease or lease extension: strictly positive, at most kMaxLeaseUsec.
 // `shown` is the value as the user wrote it, quoted in the message if given.

@@ -51,11 +51,11 @@ Statement kCancelCandidates = {
 // so that queue_metrics counts each kind (the cursor holds their rows).
 Statement kCancelReadyBatch = {
     "UPDATE claimqueue.jobs SET state = 'cancelled', finished_at = $2, lease_expires_at = NULL"
-    " WHERE id = ANY ($1) AND state = 'ready'",
+    " WHERE id = ANY ($1) AND state = 'ready' RETURNING id",
     2, {INT8ARRAYOID, TIMESTAMPTZOID}, nullptr};
 Statement kCancelRunningBatch = {
     "UPDATE claimqueue.jobs SET state = 'cancelled', finished_at = $2, lease_expires_at = NULL"
-    " WHERE id = ANY ($1) AND state = 'running'",
+    " WHERE id = ANY ($1) AND state = 'running' RETURNING id",
     2, {INT8ARRAYOID, TIMESTAMPTZOID}, nullptr};
 
 // Fetches the cursor's next (up to) `n` ids, locking their rows, into a
@@ -78,9 +78,12 @@ int FetchIds(Portal cursor, int n, Datum *ids)
 // `changes` on each batch until the cursor is done or `max_jobs` (0: no limit)
 // have changed; returns how many changed, adds to changed_by[c] how many
 // changes[c] changed, and sets *fetched to how many were fetched (and locked).
+// With `finishes`, the changes return the ids of the jobs they finished, and
+// their await_jobs() waiters wake at commit.
 int64 ChangeInBatches(Statement *candidates, int32 queue_id, Datum states,
                       const TimestampTz *before, int64 max_jobs, Statement *const *changes,
-                      int nchanges, int64 *changed_by, TimestampTz now, int64 *fetched)
+                      int nchanges, int64 *changed_by, TimestampTz now, int64 *fetched,
+                      bool finishes = false)
 {
     Datum find[3] = {Int32GetDatum(queue_id), states,
                      before ? TimestampTzGetDatum(*before) : (Datum) 0};
@@ -99,6 +102,9 @@ int64 ChangeInBatches(Statement *candidates, int32 queue_id, Datum states,
         Datum args[2] = {ids, TimestampTzGetDatum(now)};
         for (int c = 0; c < nchanges; c++) {
             int64 n = (int64) Execute(changes[c], args, nullptr);
+            if (finishes)
+                for (int64 i = 0; i < n; i++)
+                    NoteJobFinished(DatumGetInt64(ResultValue((uint64) i, 1)));
             changed_by[c] += n;
             changed += n;
         }
@@ -146,7 +152,8 @@ int64 CancelJobs(text *queue, Datum states, const TimestampTz *created_before, i
     Statement *const changes[2] = {&kCancelReadyBatch, &kCancelRunningBatch};
     int64 by_state[2] = {0, 0};
     int64 cancelled = ChangeInBatches(&kCancelCandidates, queue_id, states, created_before,
-                                      max_jobs, changes, 2, by_state, ClockNow(), &fetched);
+                                      max_jobs, changes, 2, by_state, ClockNow(), &fetched,
+                                      true);
     CountTransition(queue_id, Transition::kCancelReady, by_state[0]);
     CountTransition(queue_id, Transition::kCancelRunning, by_state[1]);
     FinishSpi();

@@ -195,8 +195,10 @@ uint64 ClaimInto(JobRows *rows, text *queue, text *worker, int32 batch, Interval
     return n;
 }
 
-// complete(): the job locked and marked done, in the caller's JobRows.
-void CompleteInto(JobRows *rows, int64 id, int32 attempt, TimestampTz now)
+// complete(): the job locked and marked done, with its result, in the
+// caller's JobRows; its waiters wake at commit.
+void CompleteInto(JobRows *rows, int64 id, int32 attempt, struct varlena *result,
+                  TimestampTz now)
 {
     JobRow job;
     JobUpdate done = {};
@@ -205,9 +207,11 @@ void CompleteInto(JobRows *rows, int64 id, int32 attempt, TimestampTz now)
     done.finished_at = now;
     done.set_lease = true;
     done.lease_expires_at = DT_NOBEGIN;
+    done.result = result;
     if (!FindRunningJob(rows, id, attempt, &job) || !UpdateRunningJob(rows, attempt, done))
         ReportNotHeld(id, attempt, "complete");
     CountTransition(job.queue_id, Transition::kComplete);
+    NoteJobFinished(id);
 }
 
 // The queue's facts, or QC001 naming its id (a job whose queue went away).
@@ -244,16 +248,16 @@ uint64 ClaimJobs(text *queue, text *worker, int32 batch, Interval *lease, Tuples
     return n;
 }
 
-uint64 CompleteAndClaimJobs(const int64 *id, int32 attempt, text *queue, text *worker,
-                            int32 batch, Interval *lease, Tuplestorestate *out,
-                            TupleDesc out_desc)
+uint64 CompleteAndClaimJobs(const int64 *id, int32 attempt, struct varlena *result,
+                            text *queue, text *worker, int32 batch, Interval *lease,
+                            Tuplestorestate *out, TupleDesc out_desc)
 {
     TakeInQueueChanges();
     NoteClaimStarting();  // before the clock is read for the leases
     TimestampTz now = ClockNow();
     JobRows *rows = OpenJobRows();
     if (id != nullptr)
-        CompleteInto(rows, *id, attempt, now);  // raises before anything is claimed
+        CompleteInto(rows, *id, attempt, result, now);  // raises before anything is claimed
     uint64 n = ClaimInto(rows, queue, worker, batch, lease, now, out, out_desc);
     CloseJobRows(rows);
     return n;
@@ -272,22 +276,23 @@ bool NextDue(text *queue, TimestampTz *due)
     return found;
 }
 
-void CompleteJob(int64 id, int32 attempt)
+void CompleteJob(int64 id, int32 attempt, struct varlena *result)
 {
     TimestampTz now = ClockNow();
     JobRows *rows = OpenJobRows();
-    CompleteInto(rows, id, attempt, now);
+    CompleteInto(rows, id, attempt, result, now);
     CloseJobRows(rows);
 }
 
-void CompleteJobs(int n, const int64 *ids, const int32 *attempts)
+void CompleteJobs(int n, const int64 *ids, const int32 *attempts,
+                  struct varlena *const *results)
 {
     // In the order given; the first job not held raises, and the error undoes
     // the others.
     TimestampTz now = ClockNow();
     JobRows *rows = OpenJobRows();
     for (int i = 0; i < n; i++)
-        CompleteInto(rows, ids[i], attempts[i], now);
+        CompleteInto(rows, ids[i], attempts[i], results ? results[i] : nullptr, now);
     CloseJobRows(rows);
 }
 
@@ -327,6 +332,8 @@ const char *FailJob(int64 id, int32 attempt, text *error, Interval *retry_in)
     if (!UpdateRunningJob(rows, attempt, update))
         ReportNotHeld(id, attempt, "fail");
     CountTransition(job.queue_id, dead ? Transition::kFailDead : Transition::kFailRetry);
+    if (dead)
+        NoteJobFinished(id);
     CloseJobRows(rows);
     return dead ? "failed" : "ready";
 }
@@ -382,6 +389,7 @@ void CancelJob(int64 id)
     if (Execute(&kCancel, args, nullptr) != 1)
         ReportWrongState(id, "cancel", "ready and running");
     CountTransition(queue_id, was_running ? Transition::kCancelRunning : Transition::kCancelReady);
+    NoteJobFinished(id);
     FinishSpi();
 }
 

@@ -20,20 +20,24 @@ uint64 ClaimJobs(text *queue, text *worker, int32 batch, Interval *lease,
 // unknown queue.
 bool NextDue(text *queue, TimestampTz *due);
 
-void CompleteJob(int64 id, int32 attempt);
+// Marks job `id` done under `attempt`, storing `result` (jsonb; nullptr:
+// none) in the same row update. Waiters for the job wake at commit.
+void CompleteJob(int64 id, int32 attempt, struct varlena *result);
 
 // One job's completion and the next claim in one call (and one SPI
 // connection): completes job *id under `attempt` exactly as CompleteJob does,
 // raising (QC003 when stale) before anything is claimed, then claims as
 // ClaimJobs does. `id` NULL: nothing to complete, only the claim.
-uint64 CompleteAndClaimJobs(const int64 *id, int32 attempt, text *queue, text *worker,
-                            int32 batch, Interval *lease, Tuplestorestate *out,
-                            TupleDesc out_desc);
+uint64 CompleteAndClaimJobs(const int64 *id, int32 attempt, struct varlena *result,
+                            text *queue, text *worker, int32 batch, Interval *lease,
+                            Tuplestorestate *out, TupleDesc out_desc);
 
 // Completes every (ids[i], attempts[i]) in one statement, all or nothing: if
 // any job is not running under its attempt, raises as CompleteJob would for
 // the first such job and the statement changes nothing. Ids are distinct.
-void CompleteJobs(int n, const int64 *ids, const int32 *attempts);
+// `results`: nullptr, or n results (an element nullptr: none).
+void CompleteJobs(int n, const int64 *ids, const int32 *attempts,
+                  struct varlena *const *results);
 
 // Returns "ready" (retried after a backoff or `retry_in`) or "failed".
 const char *FailJob(int64 id, int32 attempt, text *error, Interval *retry_in);

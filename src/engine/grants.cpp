@@ -41,6 +41,16 @@ Statement kGranted = {
     " FROM claimqueue.queues q WHERE q.name = $1",
     3, {TEXTOID, TEXTOID, OIDOID}, nullptr};
 
+// A left join, so that a job the caller may not see reads as a missing one.
+Statement kJobStatuses = {
+    "SELECT u.id, j.state, j.attempt, j.result, j.last_error"
+    " FROM pg_catalog.unnest($1::bigint[]) WITH ORDINALITY AS u(id, o)"
+    " LEFT JOIN claimqueue.jobs j ON j.id = u.id"
+    "  AND ($2 OR EXISTS (SELECT 1 FROM claimqueue.queue_grants g"
+    "                     WHERE g.queue_id = j.queue_id AND " CQ_GRANT_APPLIES_TO("$3") "))"
+    " ORDER BY u.o",
+    3, {INT8ARRAYOID, BOOLOID, OIDOID}, nullptr};
+
 Statement kJobsQueues = {
     "SELECT DISTINCT q.name FROM claimqueue.jobs j JOIN claimqueue.queues q"
     " ON q.queue_id = j.queue_id WHERE j.id = ANY ($1) ORDER BY q.name",
@@ -92,6 +102,15 @@ GrantLookup QueueGranted(text *queue, const char *privilege, Oid user)
         result = DatumGetBool(ResultValue(0, 1)) ? GrantLookup::kGranted : GrantLookup::kDenied;
     FinishSpi();
     return result;
+}
+
+void JobStatuses(ArrayType *ids, Oid user, bool all, Tuplestorestate *out,
+                 MemoryContext out_context)
+{
+    Datum args[3] = {PointerGetDatum(ids), BoolGetDatum(all), ObjectIdGetDatum(user)};
+    ConnectSpi();
+    ExecuteInto(&kJobStatuses, args, nullptr, out, out_context);
+    FinishSpi();
 }
 
 int JobQueues(int n, const int64 *ids, text ***queues)

@@ -22,6 +22,13 @@ GrantLookup QueueGranted(text *queue, const char *privilege, Oid user);
 // *queues (palloc'd); returns how many. Unknown ids have none.
 int JobQueues(int n, const int64 *ids, text ***queues);
 
+// job_status(): one row (id, state, attempt, result, last_error) per element
+// of `ids` (bigint[]), in order, into `out` (in `out_context`); the columns
+// after id are NULL for a job that does not exist or whose queue `user`
+// holds no privilege on (any job when `all`), so the two look alike.
+void JobStatuses(ArrayType *ids, Oid user, bool all, Tuplestorestate *out,
+                 MemoryContext out_context);
+
 // Appends the ids of the queues `user` holds any privilege on (every queue
 // when `all`) to `out`, one int4 column.
 void VisibleQueues(Oid user, bool all, Tuplestorestate *out, TupleDesc out_desc);

@@ -22,7 +22,8 @@ namespace {
 
 enum Column {
     kId, kQueueId, kState, kPriority, kAttempt, kMaxAttempts, kRunAt, kCreatedAt, kStartedAt,
-    kFinishedAt, kLeaseExpiresAt, kWorker, kDedupKey, kLastError, kPayload, kPos, kColumns
+    kFinishedAt, kLeaseExpiresAt, kWorker, kDedupKey, kLastError, kPayload, kPos, kResult,
+    kColumns
 };
 // Distinct combinations of set columns a writer remembers: a claim's and one
 // per kind of JobUpdate; a few more are built again when needed.
@@ -30,7 +31,7 @@ constexpr int kColumnSetCache = 8;
 const char *const kColumnNames[kColumns] = {
     "id", "queue_id", "state", "priority", "attempt", "max_attempts", "run_at", "created_at",
     "started_at", "finished_at", "lease_expires_at", "worker", "dedup_key", "last_error",
-    "payload", "pos"};
+    "payload", "pos", "result"};
 
 // The executor state for updates of claimqueue.jobs, with the index
 // predicates and CHECK expressions compiled as the executor compiles them on
@@ -534,6 +535,8 @@ void ApplyUpdate(Writer *w, TupleTableSlot *from, const JobUpdate &update)
         Set(w, kLastError, PointerGetDatum(update.last_error), update.last_error == nullptr);
     if (update.set_pos)
         Set(w, kPos, Int64GetDatum(update.pos), update.pos < 0);
+    if (update.result != nullptr)
+        Set(w, kResult, PointerGetDatum(update.result));
 }
 
 [[noreturn]] void ConcurrentChange(TM_Result result)

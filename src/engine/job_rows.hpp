@@ -86,6 +86,7 @@ struct JobUpdate {
     text *last_error;                // nullptr: NULL
     bool set_pos;
     int64 pos;                       // -1: NULL
+    struct varlena *result;          // jsonb; nullptr: unchanged (a running job has none)
 };
 
 // Writes the new version of the job FindRunningJob found, as

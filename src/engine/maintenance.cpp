@@ -114,6 +114,8 @@ int64 ReapExpiredFrom(text *queue, int limit, LeaseScan *scan)
             if (!dead)  // its queue's waiters wake once this batch commits
                 NoteJobsReady(TextDatumGetCString(ResultValue(i, 6)), 1,
                               DatumGetTimestampTz(run_ats[i]));
+            else  // and so do the job's own (await_jobs)
+                NoteJobFinished(DatumGetInt64(ids[i]));
         }
         int dims[1] = {(int) n};
         int lbs[1] = {1};

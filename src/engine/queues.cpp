@@ -238,6 +238,8 @@ int64 DropQueue(text *name, bool force)
     int64 deleted = DatumGetInt64(ResultValue(0, 1));
     if (!force)
         RefuseUnfinished(name, DatumGetInt64(ResultValue(0, 2)));
+    else if (DatumGetInt64(ResultValue(0, 2)) > 0)
+        NoteUnfinishedJobsGone();  // their await_jobs() waiters wake at commit
     Execute(&kDeleteQueue, id_arg, nullptr);
     FinishSpi();
     FreeQueueCursorsAtCommit(DatumGetInt32(queue_id));

@@ -54,7 +54,8 @@ CREATE TABLE claimqueue.jobs (
     dedup_key        text,
     last_error       text,
     payload          jsonb NOT NULL,
-    pos              bigint        -- claim position while ready and due (0.3.0, jobs_ready_idx)
+    pos              bigint,       -- claim position while ready and due (0.3.0, jobs_ready_idx)
+    result           jsonb         -- what complete() stored (0.4.0); NULL: none
 );
 COMMENT ON TABLE claimqueue.jobs IS 'claimqueue jobs, all states';
 

@@ -24,6 +24,18 @@ struct Notice {
 
 List *pending = NIL;  // of Notice *, in TopTransactionContext
 
+// The jobs this transaction finished, as a filter (waiters.hpp); `finished`
+// says whether it has a bit set.
+JobFilter finished_jobs;
+bool finished = false;
+
+void ForgetFinished()
+{
+    if (finished)
+        memset(&finished_jobs, 0, sizeof(finished_jobs));
+    finished = false;
+}
+
 void SendNotifications()
 {
     ListCell *cell;
@@ -56,11 +68,17 @@ void ReadyNoticesAtTransactionEnd(XactEvent event)
             WakeWaiters(MyDatabaseId, notice->queue, notice->n, notice->due, now);
         }
         pending = NIL;
+        if (finished)
+            WakeJobWaiters(MyDatabaseId, &finished_jobs);
+        ForgetFinished();
         break;
     }
     case XACT_EVENT_ABORT:
     case XACT_EVENT_PREPARE:
+        // A prepared transaction commits later, from another session: its
+        // waiters learn of it when they look next (timer or deadline).
         pending = NIL;
+        ForgetFinished();
         break;
     default:
         break;
@@ -93,6 +111,22 @@ void ReadyNoticesAtSubtransactionEnd(SubXactEvent event)
     }
 }
 
+
+void NoteJobFinished(int64 id)
+{
+    if (!WaitersAvailable())
+        return;
+    AddToJobFilter(&finished_jobs, id);
+    finished = true;
+}
+
+void NoteUnfinishedJobsGone()
+{
+    if (!WaitersAvailable())
+        return;
+    memset(&finished_jobs, 0xFF, sizeof(finished_jobs));  // shares a bit with every filter
+    finished = true;
+}
 
 void NoteJobsReady(const char *queue, int64 n, TimestampTz due)
 {

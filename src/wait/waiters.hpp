@@ -7,6 +7,16 @@
 
 namespace claimqueue {
 
+// A set of job ids as a fixed bitmap of their hashes: what an await_jobs()
+// waiter waits for, and what a transaction finished. Two filters that share
+// a bit may share no job: a waiter then wakes for nothing, looks, and sleeps
+// again; a job in both always shares its bit, so no wake-up is missed.
+constexpr int kJobFilterBits = 4096;
+struct JobFilter {
+    uint64 words[kJobFilterBits / 64];
+};
+void AddToJobFilter(JobFilter *filter, int64 id);
+
 // Installs the shared-memory hooks of the registry; from _PG_init while preloading.
 void RequestWaiterState();
 
@@ -36,8 +46,28 @@ TimestampTz WaiterSleepUntil(TimestampTz next_due);
 // Safe to call when not registered.
 void DeregisterWaiter(bool uncounted_full_batch);
 
+// --- await_jobs(): waiting for jobs to finish, in the same slots ---------------
+
+// Registers this backend as waiting in this database until `deadline` for the
+// jobs in `jobs` (their finishing commits wake it). Raises 53400 as
+// RegisterWaiter does.
+void RegisterJobWaiter(const JobFilter *jobs, TimestampTz deadline);
+
+// Before each look: from now on a finishing commit of any job in `all` (every
+// job awaited) wakes it, and any wake-up it got is used.
+void JobWaiterLooks(const JobFilter *all);
+
+// After a look that found jobs unfinished: only the commits that finish one
+// of `unfinished` wake it from now on (the jobs seen finished need none).
+void JobWaiterWatches(const JobFilter *unfinished);
+
+// At commit: wakes every waiter of this database that awaits a job in
+// `finished`. Never raises (runs in a commit callback).
+void WakeJobWaiters(Oid database, const JobFilter *finished);
+
 // The waiters of this database, for claimqueue.waiters(): one row each
-// (pid, queue, since, deadline, timer_at, wakeups) appended to `out`.
+// (pid, queue, since, deadline, timer_at, wakeups) appended to `out`; queue
+// is NULL for a waiter in await_jobs().
 void ListWaiters(Tuplestorestate *out, TupleDesc desc);
 
 // Wakes waiters of `queue` in this database for `n` jobs that became ready

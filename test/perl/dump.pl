@@ -32,8 +32,9 @@ SELECT pause_queue('default');
 SELECT create_queue('mail', max_attempts => 3, backoff_base => '5 seconds');
 SELECT enqueue('mail', jsonb_build_object('n', g), priority => g % 3) FROM generate_series(1, 5) g;
 SELECT enqueue('mail', '{"later": true}', run_at => now() + interval '1 day', dedup_key => 'once');
-SELECT count(*) FROM dequeue('mail', 'w', 3);
+SELECT count(*) FROM dequeue('mail', 'w', 4);
 SELECT complete(id, attempt) FROM claimqueue.jobs WHERE state = 'running' ORDER BY id LIMIT 1;
+SELECT complete(id, attempt, '{"answer": 42}') FROM claimqueue.jobs WHERE state = 'running' ORDER BY id LIMIT 1;
 SELECT fail(id, attempt, 'boom') FROM claimqueue.jobs WHERE state = 'running' ORDER BY id LIMIT 1;
 SELECT cancel(5);
 SELECT grant_queue('mail', 'consume', 'claimqueue_consumer'), grant_queue('mail', 'produce', 'public');
@@ -58,7 +59,8 @@ my @describe = (
 	                       paused, failed_retention)
 	             FROM claimqueue.queues ORDER BY queue_id',
 	'jobs' => 'SELECT row(id, queue_id, state, priority, attempt, max_attempts, run_at, created_at,
-	                      started_at, finished_at, lease_expires_at, worker, dedup_key, last_error, payload)
+	                      started_at, finished_at, lease_expires_at, worker, dedup_key, last_error, payload,
+	                      result)
 	           FROM claimqueue.jobs ORDER BY id',
 	'grants' => 'SELECT row(queue, privilege, grantee) FROM queue_privileges ORDER BY 1',
 	'schedules' => 'SELECT row(s.name, q.name, s.cron, s.timezone, s.payload, s.priority, s.max_attempts,

@@ -237,6 +237,44 @@ kill 'CONT', values %pid;
 like(output_of($other), qr/"id": $handed,/,
 	'the woken waiter terminated before looking: the other one gets the job');
 
+# --- await_jobs: the commits that finish the jobs wake the waiter, which
+# holds no snapshot while it sleeps (the waking in every order:
+# test/isolation/specs/await_jobs.spec)
+app(q{SELECT create_queue('qr')});
+my ($r1, $r2) = split /\n/, app(q{SELECT enqueue('qr', '{"ask": 1}'); SELECT enqueue('qr', '{"ask": 2}')});
+app(q{SELECT count(*) FROM dequeue('qr', 'rw', batch => 2)});
+start('a1', "CALL await_jobs('{$r1,$r2}', '60s')");
+waiting('a1');
+is(app(q{SELECT backend_xmin IS NULL AND backend_xid IS NULL FROM pg_stat_activity
+	WHERE application_name = 'a1'}), 't',
+	'a session in await_jobs() holds no snapshot and no xid while it sleeps');
+is(app(q{SELECT count(*) FROM claimqueue.waiters() WHERE queue IS NULL}), '1',
+	'  ... and is listed by claimqueue.waiters() with queue NULL');
+app(qq{SELECT complete($r1, 1, '{"answer": 1}')});
+waiting('a1');
+app(qq{SELECT complete($r2, 1, '{"answer": 2}')});
+like(output_of('a1'), qr/"result": \{"answer": 1\}.*"result": \{"answer": 2\}/s,
+	'the commits that finish its jobs wake it, and it returns both results');
+is(waiter_slots(), '0', '  ... and leaves no waiter behind');
+
+# Woken at the commit, not before, and never by a rollback (wakeups counts
+# the latch sets; a commit callback runs before the COMMIT returns).
+my $r6 = app(q{SELECT enqueue('qr', '{"ask": 6}')});
+app(q{SELECT count(*) FROM dequeue('qr', 'rw')});
+start('a3', "CALL await_jobs('{$r6}', '60s')");
+waiting('a3');
+my $worker = $node->background_psql('app');
+$worker->query_safe(qq{BEGIN; SELECT complete($r6, 1, '{"try": 1}')});
+sub await_wakeups { return app('SELECT wakeups FROM claimqueue.waiters() WHERE queue IS NULL'); }
+is(await_wakeups(), '0', 'a completion not yet committed wakes no one');
+$worker->query_safe('ROLLBACK');
+is(await_wakeups(), '0', '  ... nor does its rollback');
+$worker->query_safe(qq{SELECT complete($r6, 1, '{"try": 2}')});
+my $a3 = output_of('a3');
+like($a3, qr/"result": \{"try": 2\}/, '  ... the commit that follows does, with its own result');
+unlike($a3, qr/"try": 1/, '  ... not the rolled-back one');
+$worker->quit;
+
 # --- claimqueue.max_waiters (4 in this cluster)
 start_waiter($_, 'q') for qw(m1 m2 m3 m4);
 ok($node->poll_query_until('app', 'SELECT count(*) FROM claimqueue.waiters()', '4'),
@@ -247,6 +285,15 @@ like($err, qr/53400: cannot wait on queue "q": all 4 waiter slots are taken/,
 	'a fifth gets 53400, naming the setting');
 is(app(q{CALL dequeue_wait('q', 'm5', wait => '0')}), '[]',
 	"  ... while wait => '0' still works (claims or returns [])");
+my $r5 = app(q{SELECT enqueue('qr', '{}')});
+($ret, $out, $err) = $node->psql('app',
+	"\\set VERBOSITY verbose\nCALL await_jobs('{$r5}', '1s')");
+like($err, qr/53400: await_jobs\(\) cannot wait: all 4 waiter slots are taken/,
+	'await_jobs() shares the slots with dequeue_wait(): 53400 when they are taken');
+like(app(qq{CALL await_jobs('{$r5}', '0')}), qr/"state": "ready"/,
+	"  ... while timeout => '0' still answers");
+like(app(qq{CALL await_jobs('{$r1}', '1s')}), qr/"state": "done"/,
+	'  ... and a wait for a finished job needs no slot');
 app(q{SELECT count(*) FROM enqueue_batch('q', ARRAY['{}', '{}', '{}', '{}']::jsonb[])});
 is(join(',', map { scalar(() = output_of($_) =~ /"id": \d+/g) } qw(m1 m2 m3 m4)), '1,1,1,1',
 	'four jobs release the four waiters');
@@ -271,12 +318,33 @@ is(app("SELECT state FROM queue_jobs WHERE id = $secret"), 'ready',
 	'  ... and claimed nothing: the job is still ready');
 unlike($g1, qr/secret/, '  ... its payload unseen');
 
+# --- await_jobs() after a revoke: a waiter whose grant was revoked while it
+# slept sees its job as a missing one when woken, result unseen
+app(q{SET client_min_messages = error;
+	CREATE ROLE requester LOGIN IN ROLE claimqueue_producer;
+	SELECT grant_queue('qr', 'produce', 'requester')});
+my $r3 = app(q{SELECT enqueue('qr', '{"ask": 3}')});
+app(q{SELECT count(*) FROM dequeue('qr', 'rw', batch => 10)});    # with the one of the slots test
+start('a2', qq{SET ROLE requester; CALL await_jobs('{$r3}', '60s')});
+waiting('a2');
+app(q{SELECT revoke_queue('qr', 'produce', 'requester')});
+app(qq{SELECT complete($r3, 1, '{"secret": 3}')});
+my $a2 = output_of('a2');
+like($a2, qr/"state": null/,
+	'a waiter whose produce grant was revoked while it slept is woken and sees state NULL');
+unlike($a2, qr/secret/, '  ... the result unseen');
+
 # --- DROP EXTENSION while a worker waits: it ends with claimqueue's own error
 # (no internal query text, no 'relation does not exist')
 app(q{SELECT create_queue('qd')});
 start_waiter('x1', 'qd', '3s');
 waiting('x1');
+my $r4 = app(q{SELECT enqueue('qr', '{}')});
+start('x2', "CALL await_jobs('{$r4}', '3s')");
+waiting('x2');
 app('SET client_min_messages = error; DROP EXTENSION claimqueue CASCADE');
+like(output_of('x2'), qr/extension "claimqueue" was dropped while await_jobs\(\) waited/,
+	"DROP EXTENSION while a session awaits jobs: the wait ends with 'extension was dropped'");
 my $x1 = output_of('x1');
 like($x1, qr/extension "claimqueue" was dropped while dequeue_wait\(\) waited on queue "qd"/,
 	"DROP EXTENSION while a worker waits: the wait ends with 'extension was dropped'");
@@ -293,5 +361,10 @@ $node->restart;
 like($err, qr/53400: cannot wait on queue "q": claimqueue.max_waiters is 0/,
 	'with claimqueue.max_waiters = 0 a wait is refused with 53400, naming the setting');
 is(app(q{CALL dequeue_wait('q', 'z', wait => '0')}), '[]', "  ... while wait => '0' still works");
+my $z = app(q{SELECT enqueue('q', '{}')});
+($ret, $out, $err) = $node->psql('app',
+	"\\set VERBOSITY verbose\nCALL await_jobs('{$z}', '1s')");
+like($err, qr/53400: await_jobs\(\) cannot wait: claimqueue.max_waiters is 0/,
+	'  ... and so is await_jobs()');
 
 done_testing();

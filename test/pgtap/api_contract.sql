@@ -31,7 +31,7 @@ FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extna
 WHERE e.extname = 'pgtap' \gset
 SET LOCAL search_path = :"cq", :"tap", public;
 
-SELECT plan(400);
+SELECT plan(415);
 
 -- ---------------------------------------------------------------------------
 -- The API: one row per SQL function, with the contract it must keep.
@@ -67,8 +67,8 @@ INSERT INTO api VALUES
      'priority integer DEFAULT 0, max_attempts integer DEFAULT NULL::integer'),
  (6, 'dequeue', '{text,text,integer,interval}', 'setof record',
      'queue text, worker text, batch integer DEFAULT 1, lease interval DEFAULT NULL::interval'),
- (7, 'complete', '{bigint,integer}', 'void',
-     'id bigint, attempt integer'),
+ (7, 'complete', '{bigint,integer,jsonb}', 'void',
+     'id bigint, attempt integer, result jsonb DEFAULT NULL::jsonb'),
  (8, 'fail', '{bigint,integer,text,interval}', 'text',
      'id bigint, attempt integer, error text DEFAULT NULL::text, retry_in interval DEFAULT NULL::interval'),
  (9, 'heartbeat', '{bigint,integer,interval}', 'timestamp with time zone',
@@ -79,8 +79,8 @@ INSERT INTO api VALUES
      'id bigint'),
  (12, 'reap', '{text}', 'bigint',
      'queue text DEFAULT NULL::text'),
- (13, 'complete_batch', '{bigint[],integer[]}', 'void',
-     'ids bigint[], attempts integer[]'),
+ (13, 'complete_batch', '{bigint[],integer[],jsonb[]}', 'void',
+     'ids bigint[], attempts integer[], results jsonb[] DEFAULT NULL::jsonb[]'),
  (14, 'purge', '{text}', 'bigint',
      'queue text DEFAULT NULL::text'),
  (15, 'grant_queue', '{text,text,text}', 'boolean',
@@ -89,8 +89,9 @@ INSERT INTO api VALUES
      'queue text, privilege text, role text'),
  (17, 'next_due', '{text}', 'timestamp with time zone',
      'queue text'),
- (18, 'complete_and_dequeue', '{bigint,integer,text,text,integer,interval}', 'setof record',
-     'id bigint, attempt integer, queue text, worker text, batch integer DEFAULT 1, lease interval DEFAULT NULL::interval'),
+ (18, 'complete_and_dequeue', '{bigint,integer,text,text,integer,interval,jsonb}', 'setof record',
+     'id bigint, attempt integer, queue text, worker text, batch integer DEFAULT 1, lease interval DEFAULT NULL::interval, '
+     'result jsonb DEFAULT NULL::jsonb'),
  (19, 'pause_queue', '{text}', 'boolean',
      'name text'),
  (20, 'resume_queue', '{text}', 'boolean',
@@ -102,7 +103,9 @@ INSERT INTO api VALUES
  (22, 'cancel_jobs', '{text,text[],"timestamp with time zone",integer}', 'bigint',
      'queue text, states text[] DEFAULT ''{ready}''::text[], '
      'created_before timestamp with time zone DEFAULT NULL::timestamp with time zone, '
-     'max_jobs integer DEFAULT NULL::integer');
+     'max_jobs integer DEFAULT NULL::integer'),
+ (23, 'job_status', '{bigint[]}', 'setof record',
+     'ids bigint[]');
 
 -- Helpers that are not part of the client API (schema claimqueue).
 CREATE TEMP TABLE helpers (ord int PRIMARY KEY, fn name NOT NULL, args name[] NOT NULL);
@@ -133,7 +136,7 @@ SELECT '{"lock_namespace(text,text)","register_lock_key(text,text)","lock_key_id
 CREATE ROLE claimqueue_tap_nobody NOLOGIN;
 CREATE ROLE claimqueue_tap_worker NOLOGIN;
 
--- 22 x 10 per-function assertions -------------------------------------------
+-- 23 x 10 per-function assertions -------------------------------------------
 SELECT has_function(:'cq', fn, args) FROM api ORDER BY ord;
 SELECT function_returns(:'cq', fn, args, returns) FROM api ORDER BY ord;
 SELECT is(pg_catalog.pg_get_function_arguments(
@@ -168,10 +171,26 @@ SELECT is(pg_catalog.pg_get_function_result(
           'lease_expires_at timestamp with time zone, enqueued_at timestamp with time zone)',
           'dequeue() returns TABLE(id, payload, attempt, max_attempts, priority, lease_expires_at, enqueued_at)');
 SELECT is(pg_catalog.pg_get_function_result(
-              pg_catalog.to_regprocedure(format('%I.complete_and_dequeue(bigint,integer,text,text,integer,interval)', :'cq'))),
+              pg_catalog.to_regprocedure(format('%I.complete_and_dequeue(bigint,integer,text,text,integer,interval,jsonb)', :'cq'))),
           'TABLE(id bigint, payload jsonb, attempt integer, max_attempts integer, priority integer, '
           'lease_expires_at timestamp with time zone, enqueued_at timestamp with time zone)',
           'complete_and_dequeue() returns the same columns as dequeue()');
+SELECT is(pg_catalog.pg_get_function_result(
+              pg_catalog.to_regprocedure(format('%I.job_status(bigint[])', :'cq'))),
+          'TABLE(id bigint, state text, attempt integer, result jsonb, last_error text)',
+          'job_status() returns TABLE(id, state, attempt, result, last_error)');
+-- The 0.3.0 signatures are gone (an overload would make complete($1, $2)
+-- ambiguous); calls without a result still resolve to the new ones.
+SELECT hasnt_function(:'cq', 'complete', ARRAY['bigint', 'integer'],
+                      'complete(bigint, integer) of 0.3.0 is gone');
+SELECT hasnt_function(:'cq', 'complete_batch', ARRAY['bigint[]', 'integer[]'],
+                      'complete_batch(bigint[], integer[]) of 0.3.0 is gone');
+SELECT hasnt_function(:'cq', 'complete_and_dequeue', ARRAY['bigint', 'integer', 'text', 'text', 'integer', 'interval'],
+                      'complete_and_dequeue() of 0.3.0 (six arguments) is gone');
+SELECT is(pg_catalog.to_regprocedure(format('%I.complete(bigint,integer,jsonb)', :'cq'))::oid,
+          (SELECT p.oid FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
+           WHERE n.nspname = :'cq' AND p.proname = 'complete'),
+          'complete is one function, not an overload');
 
 -- Helpers: 15 x 4 ------------------------------------------------------------
 SELECT has_function('claimqueue', fn, args) FROM helpers ORDER BY ord;
@@ -204,13 +223,15 @@ SELECT set_eq(
              UNION ALL
              SELECT format('%%I.dequeue_wait(text,text,integer,interval,interval,jsonb)', %L)::regprocedure::text
              UNION ALL
+             SELECT format('%%I.await_jobs(bigint[],interval,jsonb)', %L)::regprocedure::text
+             UNION ALL
              SELECT 'claimqueue.ready_position(integer,integer,timestamp with time zone,timestamp with time zone)'::regprocedure::text
              UNION ALL
              SELECT format('%%I.%%s', %L, f)::regprocedure::text
              FROM unnest(ARRAY['schedule(text,text,text,jsonb,text,integer,integer,text,boolean)',
                                'unschedule(text)', 'run_schedules(text)']) AS f$$,
-           :'cq', :'cq', :'lock_api', :'cq', :'cq'),
-    'the extension''s functions are exactly the 22 API functions, 15 helpers, ready_position, the lock-namespace functions, dequeue_wait and the schedule functions (their contract: schedules.sql)');
+           :'cq', :'cq', :'lock_api', :'cq', :'cq', :'cq'),
+    'the extension''s functions are exactly the 23 API functions, 15 helpers, ready_position, the lock-namespace functions, dequeue_wait, await_jobs and the schedule functions (their contract: schedules.sql)');
 
 -- ready_position(): called for every job entering the ready state, from the
 -- claim engine's statements, which run as the extension's owner.
@@ -251,7 +272,8 @@ SELECT results_eq(
              ('run_at', 'timestamp with time zone'), ('created_at', 'timestamp with time zone'),
              ('started_at', 'timestamp with time zone'), ('finished_at', 'timestamp with time zone'),
              ('lease_expires_at', 'timestamp with time zone'), ('worker', 'text'),
-             ('dedup_key', 'text'), ('last_error', 'text'), ('payload', 'jsonb'), ('pos', 'bigint')$$,
+             ('dedup_key', 'text'), ('last_error', 'text'), ('payload', 'jsonb'), ('pos', 'bigint'),
+             ('result', 'jsonb')$$,
     'claimqueue.jobs has the documented columns, types and order');
 SELECT table_privs_are('claimqueue', 'queues', 'public', '{}'::name[],
                        'PUBLIC has no privileges on claimqueue.queues');
@@ -316,7 +338,7 @@ SELECT results_eq(
              ('run_at', 'timestamp with time zone'), ('created_at', 'timestamp with time zone'),
              ('started_at', 'timestamp with time zone'), ('finished_at', 'timestamp with time zone'),
              ('lease_expires_at', 'timestamp with time zone'), ('worker', 'text'),
-             ('dedup_key', 'text'), ('last_error', 'text'), ('payload', 'jsonb')$$,
+             ('dedup_key', 'text'), ('last_error', 'text'), ('payload', 'jsonb'), ('result', 'jsonb')$$,
     'queue_jobs has the documented columns');
 SELECT results_eq(
     format($$SELECT attname::text COLLATE "default", format_type(atttypid, atttypmod) FROM pg_catalog.pg_attribute
@@ -385,7 +407,7 @@ GRANT USAGE ON SCHEMA :"cq" TO claimqueue_tap_worker;
 GRANT EXECUTE ON FUNCTION
     enqueue(text, jsonb, timestamptz, integer, integer, text),
     dequeue(text, text, integer, interval),
-    complete(bigint, integer)
+    complete(bigint, integer, jsonb)
 TO claimqueue_tap_worker;
 SELECT is(create_queue('tap_grants'), true, 'create_queue() of a new queue returns true');
 -- ... and may produce into and consume from queue tap_grants, no other.

@@ -29,7 +29,7 @@ FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extna
 WHERE e.extname = 'pgtap' \gset
 SET LOCAL search_path = :"cq", :"tap", public;
 
-SELECT plan(124);
+SELECT plan(140);
 
 -- The state the matrix runs against: queue has_jobs with job 1 running
 -- (attempt 1) and jobs 2 and 3 done; the job sequence restarts so ids are known.
@@ -150,7 +150,21 @@ INSERT INTO matrix VALUES
  (97, 'SELECT purge('''')', '22023'),
  (98, 'SELECT purge(''nope'')', 'QC001'),
  (99, 'SELECT purge(repeat(''a'', 64))', '42622'),
- (100, 'SELECT * FROM enqueue_batch(''default'', ARRAY[''{}''::jsonb, jsonb_build_object(''big'', repeat(''x'', 2000000))])', '54000')
+ (100, 'SELECT * FROM enqueue_batch(''default'', ARRAY[''{}''::jsonb, jsonb_build_object(''big'', repeat(''x'', 2000000))])', '54000'),
+ (101, 'SELECT complete(1, 1, jsonb_build_object(''big'', repeat(''x'', 2000000)))', '54000'),
+ (102, 'SELECT complete_batch(ARRAY[1::bigint], ARRAY[1], ARRAY[''{}''::jsonb, ''{}''])', '22023'),
+ (103, 'SELECT complete_batch(ARRAY[1::bigint], ARRAY[1], ARRAY[jsonb_build_object(''big'', repeat(''x'', 2000000))])', '54000'),
+ (104, 'SELECT complete_batch(ARRAY[1::bigint], ARRAY[1], ''{{1},{2}}''::jsonb[])', '22023'),
+ (105, 'SELECT * FROM complete_and_dequeue(1, 1, ''has_jobs'', ''w'', result => jsonb_build_object(''big'', repeat(''x'', 2000000)))', '54000'),
+ (106, 'SELECT * FROM complete_and_dequeue(NULL, NULL, ''has_jobs'', ''w'', result => ''{}'')', '22023'),
+ (107, 'SELECT * FROM job_status(NULL)', '22004'),
+ (108, 'SELECT * FROM job_status(ARRAY[1, NULL]::bigint[])', '22004'),
+ (109, 'SELECT * FROM job_status(''{{1},{2}}''::bigint[])', '22023'),
+ (110, 'CALL await_jobs(NULL, ''0'')', '22004'),
+ (111, 'CALL await_jobs(''{1}'', NULL)', '22004'),
+ (112, 'CALL await_jobs(''{1}'', ''-1 second'')', '22023'),
+ (113, 'CALL await_jobs(''{' || (SELECT string_agg(g::text, ',') FROM generate_series(1, 1001) g) || '}'', ''0'')', '54000'),
+ (114, 'CALL await_jobs(''{1}'', ''1 second'')', '25001')
 ;
 
 SELECT throws_ok(call, sqlstate, NULL, format('%s raises %s', call, sqlstate))
@@ -219,6 +233,10 @@ SELECT is(pg_temp.as_hostile(format('SELECT complete(%s, 1)', :h1)), 'ok', 'host
 SELECT is(pg_temp.as_hostile(format('SELECT fail(%s, 1, ''x'')', :h2)), 'ok', 'hostile objects: fail');
 SELECT is(pg_temp.as_hostile(format('SELECT complete_batch(ARRAY[%s::bigint], ARRAY[1])', :h3)), 'ok',
           'hostile objects: complete_batch');
+SELECT is(pg_temp.as_hostile(format('SELECT * FROM job_status(ARRAY[%s, %s]::bigint[])', :h1, :h2)), 'ok',
+          'hostile objects: job_status');
+SELECT is(pg_temp.as_hostile(format($$CALL await_jobs(ARRAY[%s, %s]::bigint[], '0')$$, :h1, :h2)), 'ok',
+          'hostile objects: await_jobs');
 SELECT is(pg_temp.as_hostile(format('SELECT cancel(%s)', :h2)), 'ok', 'hostile objects: cancel');
 SELECT is(pg_temp.as_hostile(format('SELECT retry(%s)', :h2)), 'ok', 'hostile objects: retry');
 SELECT is((SELECT string_agg(state, ',' ORDER BY id) FROM claimqueue.jobs

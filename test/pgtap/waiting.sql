@@ -27,7 +27,7 @@ FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extna
 WHERE e.extname = 'pgtap' \gset
 SET LOCAL search_path = :"cq", :"tap", public;
 
-SELECT plan(20);
+SELECT plan(31);
 
 SELECT format('%I.dequeue_wait(text,text,integer,interval,interval,jsonb)', :'cq') AS proc \gset
 
@@ -85,6 +85,42 @@ SELECT is(claimqueue_tap_wait.as_waiter($$SELECT next_due('tap_wait')$$), NULL,
           'with EXECUTE on next_due(): NULL, the queue has no ready job left');
 SELECT throws_ok($$SELECT claimqueue_tap_wait.as_waiter('SELECT count(*) FROM claimqueue.jobs')$$,
                  '42501', NULL, 'the waiter role still cannot read claimqueue.jobs');
+
+-- ---------------------------------------------------------------------------
+-- await_jobs(): a procedure for the same reasons; it calls job_status().
+-- ---------------------------------------------------------------------------
+SELECT format('%I.await_jobs(bigint[],interval,jsonb)', :'cq') AS await \gset
+SELECT is((SELECT prokind FROM pg_catalog.pg_proc WHERE oid = :'await'::regprocedure), 'p',
+          'await_jobs() is a procedure (CALL)');
+SELECT is(pg_catalog.pg_get_function_arguments(:'await'::regprocedure),
+          'IN ids bigint[], IN timeout interval DEFAULT ''00:00:30''::interval, INOUT jobs jsonb DEFAULT NULL::jsonb',
+          'await_jobs() has the documented arguments and defaults (jobs is INOUT)');
+SELECT is((SELECT prosecdef OR proconfig IS NOT NULL FROM pg_catalog.pg_proc WHERE oid = :'await'::regprocedure),
+          false, 'await_jobs() is neither SECURITY DEFINER nor has a SET clause (it could not COMMIT)');
+SELECT is((SELECT l.lanname FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_language l ON l.oid = p.prolang
+           WHERE p.oid = :'await'::regprocedure)::text, 'c', 'await_jobs() is written in C');
+SELECT is(pg_catalog.has_function_privilege('public', :'await'::regprocedure, 'EXECUTE'), false,
+          'EXECUTE on await_jobs() is not granted to PUBLIC');
+SELECT is(pg_catalog.obj_description(:'await'::regprocedure, 'pg_proc') IS NOT NULL, true,
+          'await_jobs() has a comment');
+SELECT is(ARRAY(SELECT r FROM unnest(ARRAY['claimqueue_producer', 'claimqueue_consumer', 'claimqueue_admin']) r
+                WHERE pg_catalog.has_function_privilege(r, :'await'::regprocedure, 'EXECUTE')
+                  AND pg_catalog.has_function_privilege(r, format('%I.job_status(bigint[])', :'cq')::regprocedure, 'EXECUTE')),
+          ARRAY['claimqueue_producer', 'claimqueue_consumer', 'claimqueue_admin'],
+          'producers, consumers and admins may call await_jobs() and job_status()');
+GRANT EXECUTE ON PROCEDURE :"cq".await_jobs(bigint[], interval, jsonb) TO claimqueue_tap_waiter;
+SELECT throws_ok($$SELECT claimqueue_tap_wait.as_waiter('CALL await_jobs(''{1}'', ''0'')')$$,
+                 '42501', 'permission denied for function job_status',
+                 'EXECUTE on await_jobs() alone: 42501 from the job_status() it calls');
+GRANT EXECUTE ON FUNCTION job_status(bigint[]) TO claimqueue_tap_waiter;
+SELECT enqueue('tap_wait', '{"k": 2}') AS tap_job \gset
+SELECT is(claimqueue_tap_wait.as_waiter(format($$CALL await_jobs('{%s}', '0')$$, :tap_job))::jsonb #>> '{0,state}',
+          'ready', 'with EXECUTE on both and a grant on the queue it sees the job');
+SELECT is(revoke_queue('tap_wait', 'consume', 'claimqueue_tap_waiter'), true,
+          'the waiter role loses its grant on tap_wait');
+SELECT is(claimqueue_tap_wait.as_waiter(format($$CALL await_jobs('{%s}', '0')$$, :tap_job)),
+          format('[{"id": %s, "state": null, "result": null, "attempt": null, "last_error": null}]', :tap_job),
+          'without a grant on the queue the job reads as a missing one: state NULL');
 
 -- ---------------------------------------------------------------------------
 -- Where it can wait

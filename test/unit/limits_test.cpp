@@ -92,6 +92,29 @@ TEST(CheckPayloadSize, AboveIs54000NamingSizeLimitAndSetting)
     EXPECT_TRUE(Contains(err->hint(), "reference"));
 }
 
+TEST(CheckResultSize, AboveIs54000NamingTheResultAndItsPosition)
+{
+    EXPECT_CQ_OK(CheckResultSize(1024, 1024));
+    EXPECT_CQ_ERROR(CheckResultSize(1025, 1024), "54000");
+    auto err = CatchError([] { CheckResultSize(2000, 1024, 2); });
+    ASSERT_TRUE(err);
+    EXPECT_STREQ(err->what(),
+                 "result 2 is 2000 bytes, more than claimqueue.max_payload_size (1024 bytes)");
+    EXPECT_TRUE(Contains(err->hint(), "return a reference"));
+}
+
+TEST(CheckAwaitCount, AtMost1000Jobs)
+{
+    EXPECT_EQ(kMaxAwaitJobs, 1000);
+    EXPECT_CQ_OK(CheckAwaitCount(0));
+    EXPECT_CQ_OK(CheckAwaitCount(1000));
+    EXPECT_CQ_ERROR(CheckAwaitCount(1001), "54000");
+    auto err = CatchError([] { CheckAwaitCount(1001); });
+    ASSERT_TRUE(err);
+    EXPECT_STREQ(err->what(), "cannot await 1001 jobs at once: at most 1000 per call");
+    EXPECT_TRUE(Contains(err->hint(), "at most 1000"));
+}
+
 TEST(CheckPayloadSize, BatchErrorNamesThePosition)
 {
     auto err = CatchError([] { CheckPayloadSize(2000, 1024, 3); });

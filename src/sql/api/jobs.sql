@@ -1,6 +1,7 @@
 -- Jobs: enqueue, claim (dequeue), complete (alone, in a batch, or with the
--- next claim in one call), fail, heartbeat, retry, cancel, and retry and
--- cancel in bulk.
+-- next claim in one call, each with an optional result), fail, heartbeat,
+-- retry, cancel, retry and cancel in bulk, and the status and result of
+-- finished jobs (job_status).
 
 CREATE OR REPLACE FUNCTION @extschema@.enqueue(
     queue        text,
@@ -48,23 +49,29 @@ AS 'MODULE_PATHNAME', 'cq_dequeue';
 COMMENT ON FUNCTION @extschema@.dequeue(text, text, integer, interval)
     IS 'claim up to batch ready jobs (priority, then FIFO) with FOR UPDATE SKIP LOCKED; attempt is the fencing token';
 
-CREATE OR REPLACE FUNCTION @extschema@.complete(id bigint, attempt integer)
+-- result (0.4.0) is stored in the same row update that marks the job done;
+-- complete(id, attempt) stores none. One signature, not an overload: see
+-- complete_batch below.
+CREATE OR REPLACE FUNCTION @extschema@.complete(id bigint, attempt integer, result jsonb DEFAULT NULL)
 RETURNS void
 LANGUAGE c VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS 'MODULE_PATHNAME', 'cq_complete';
-COMMENT ON FUNCTION @extschema@.complete(bigint, integer)
-    IS 'mark a running job done; raises QC003 (stale_claim) unless it is still running under this attempt';
+COMMENT ON FUNCTION @extschema@.complete(bigint, integer, jsonb)
+    IS 'mark a running job done, storing result (NULL: none); raises QC003 (stale_claim) unless it is still running under this attempt';
 
 -- Named apart from complete(): an overload would make complete($1, $2) with
 -- untyped parameters (node-postgres, pgbench -M prepared) ambiguous.
-CREATE OR REPLACE FUNCTION @extschema@.complete_batch(ids bigint[], attempts integer[])
+CREATE OR REPLACE FUNCTION @extschema@.complete_batch(
+    ids      bigint[],
+    attempts integer[],
+    results  jsonb[] DEFAULT NULL)
 RETURNS void
 LANGUAGE c VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS 'MODULE_PATHNAME', 'cq_complete_many';
-COMMENT ON FUNCTION @extschema@.complete_batch(bigint[], integer[])
-    IS 'complete up to 1000 running jobs in one statement, all or nothing; QC003 names the first one no longer held';
+COMMENT ON FUNCTION @extschema@.complete_batch(bigint[], integer[], jsonb[])
+    IS 'complete up to 1000 running jobs in one statement, all or nothing, results[i] the result of ids[i] (NULL: none); QC003 names the first one no longer held';
 
 CREATE OR REPLACE FUNCTION @extschema@.fail(
     id       bigint,
@@ -138,7 +145,8 @@ CREATE OR REPLACE FUNCTION @extschema@.complete_and_dequeue(
     queue   text,
     worker  text,
     batch   integer  DEFAULT 1,
-    lease   interval DEFAULT NULL)
+    lease   interval DEFAULT NULL,
+    result  jsonb    DEFAULT NULL)
 RETURNS TABLE (
     id               bigint,
     payload          jsonb,
@@ -150,20 +158,38 @@ RETURNS TABLE (
 LANGUAGE c VOLATILE SECURITY INVOKER ROWS 1
 SET search_path = pg_catalog, pg_temp
 AS 'MODULE_PATHNAME', 'cq_complete_and_dequeue';
-COMMENT ON FUNCTION @extschema@.complete_and_dequeue(bigint, integer, text, text, integer, interval)
-    IS 'complete(id, attempt), then dequeue(queue, worker, batch, lease), in one call; a stale attempt raises QC003 and claims nothing; id and attempt NULL only claim';
+COMMENT ON FUNCTION @extschema@.complete_and_dequeue(bigint, integer, text, text, integer, interval, jsonb)
+    IS 'complete(id, attempt, result), then dequeue(queue, worker, batch, lease), in one call; a stale attempt raises QC003 and claims nothing; id and attempt NULL only claim';
+
+-- Request/response and fan-in: the state, attempt, result and last error of
+-- each job, one row per element of ids, in their order. A job in a queue the
+-- caller holds no privilege on reads as one that does not exist: state and
+-- the rest NULL, so existence does not leak across queues.
+CREATE OR REPLACE FUNCTION @extschema@.job_status(ids bigint[])
+RETURNS TABLE (
+    id         bigint,
+    state      text,
+    attempt    integer,
+    result     jsonb,
+    last_error text)
+LANGUAGE c VOLATILE SECURITY INVOKER ROWS 10
+SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'cq_job_status';
+COMMENT ON FUNCTION @extschema@.job_status(bigint[])
+    IS 'state, attempt, result and last_error of each job, in the order of ids; NULLs for a job that does not exist or is in a queue the caller has no privilege on';
 
 REVOKE ALL ON FUNCTION
     @extschema@.enqueue(text, jsonb, timestamptz, integer, integer, text),
     @extschema@.enqueue_batch(text, jsonb[], timestamptz, integer, integer),
     @extschema@.dequeue(text, text, integer, interval),
-    @extschema@.complete(bigint, integer),
-    @extschema@.complete_batch(bigint[], integer[]),
+    @extschema@.complete(bigint, integer, jsonb),
+    @extschema@.complete_batch(bigint[], integer[], jsonb[]),
     @extschema@.fail(bigint, integer, text, interval),
     @extschema@.heartbeat(bigint, integer, interval),
     @extschema@.retry(bigint, timestamptz),
     @extschema@.cancel(bigint),
     @extschema@.retry_jobs(text, text[], timestamptz, integer),
     @extschema@.cancel_jobs(text, text[], timestamptz, integer),
-    @extschema@.complete_and_dequeue(bigint, integer, text, text, integer, interval)
+    @extschema@.complete_and_dequeue(bigint, integer, text, text, integer, interval, jsonb),
+    @extschema@.job_status(bigint[])
 FROM PUBLIC;

@@ -1,10 +1,11 @@
 -- Roles (0.2.0), last in every script: what each may call. Three NOLOGIN
 -- roles, created unless they exist (roles belong to the cluster: DROP
 -- EXTENSION leaves them, and pg_dump does not dump them; pg_dumpall does):
---   claimqueue_producer  EXECUTE on enqueue, enqueue_batch
+--   claimqueue_producer  EXECUTE on enqueue, enqueue_batch, job_status,
+--                        await_jobs
 --   claimqueue_consumer  EXECUTE on dequeue, complete, complete_batch,
 --                        complete_and_dequeue, fail, heartbeat, next_due,
---                        dequeue_wait
+--                        dequeue_wait, job_status, await_jobs
 --   claimqueue_admin     EXECUTE on all of these and the administration
 --                        functions (schedule, unschedule, run_schedules
 --                        among them); every queue without a grant
@@ -32,8 +33,8 @@ GRANT EXECUTE ON FUNCTION
 TO claimqueue_producer, claimqueue_admin;
 GRANT EXECUTE ON FUNCTION
     @extschema@.dequeue(text, text, integer, interval),
-    @extschema@.complete(bigint, integer),
-    @extschema@.complete_batch(bigint[], integer[]),
+    @extschema@.complete(bigint, integer, jsonb),
+    @extschema@.complete_batch(bigint[], integer[], jsonb[]),
     @extschema@.fail(bigint, integer, text, interval),
     @extschema@.heartbeat(bigint, integer, interval)
 TO claimqueue_consumer, claimqueue_admin;
@@ -57,10 +58,16 @@ GRANT SELECT ON @extschema@.queue_stats, @extschema@.queue_jobs, @extschema@.que
 TO claimqueue_producer, claimqueue_consumer, claimqueue_admin;
 GRANT EXECUTE ON FUNCTION
     @extschema@.next_due(text),
-    @extschema@.complete_and_dequeue(bigint, integer, text, text, integer, interval)
+    @extschema@.complete_and_dequeue(bigint, integer, text, text, integer, interval, jsonb)
 TO claimqueue_consumer, claimqueue_admin;
 GRANT EXECUTE ON PROCEDURE @extschema@.dequeue_wait(text, text, integer, interval, interval, jsonb)
 TO claimqueue_consumer, claimqueue_admin;
+-- Whoever may see a queue may read its jobs' results and wait for them: a
+-- producer awaits the jobs it enqueued.
+GRANT EXECUTE ON FUNCTION @extschema@.job_status(bigint[])
+TO claimqueue_producer, claimqueue_consumer, claimqueue_admin;
+GRANT EXECUTE ON PROCEDURE @extschema@.await_jobs(bigint[], interval, jsonb)
+TO claimqueue_producer, claimqueue_consumer, claimqueue_admin;
 GRANT SELECT ON @extschema@.claim_cursor_usage
 TO claimqueue_producer, claimqueue_consumer, claimqueue_admin;
 GRANT EXECUTE ON FUNCTION

@@ -29,9 +29,25 @@ AS 'MODULE_PATHNAME', 'cq_dequeue_wait';
 COMMENT ON PROCEDURE @extschema@.dequeue_wait(text, text, integer, interval, interval, jsonb)
     IS 'dequeue() that, when nothing is claimable, commits and sleeps until a job may be (enqueue commit, run_at, reaper) or wait runs out; jobs: jsonb array of the claimed jobs, [] if none';
 
+-- Request/response and fan-in (0.4.0): waits until every job in ids is
+-- finished (done, failed or cancelled) or timeout runs out, woken by the
+-- commit that finishes each job; jobs: job_status(ids) as a jsonb array. A
+-- procedure for the same reason as dequeue_wait: it commits before it sleeps.
+-- It reads no table itself: it calls job_status() (schema-qualified), which
+-- checks the caller's EXECUTE and which queues it may see.
+CREATE OR REPLACE PROCEDURE @extschema@.await_jobs(
+    ids     bigint[],
+    timeout interval DEFAULT '30 seconds',
+    INOUT jobs jsonb DEFAULT NULL)
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'cq_await_jobs';
+COMMENT ON PROCEDURE @extschema@.await_jobs(bigint[], interval, jsonb)
+    IS 'wait until every job in ids is done, failed or cancelled (woken by the finishing commits) or timeout runs out; jobs: job_status(ids) as a jsonb array';
+
 -- This database's waiting workers, one row each (tests and monitoring):
 -- deadline and timer_at on claimqueue's clock; wakeups counts the times a
--- commit, a timer hand-over or another waiter woke it.
+-- commit, a timer hand-over or another waiter woke it; queue is NULL for a
+-- session in await_jobs().
 CREATE OR REPLACE FUNCTION claimqueue.waiters(
     OUT pid      integer,
     OUT queue    text,
@@ -49,5 +65,6 @@ REVOKE ALL ON FUNCTION
     claimqueue.waiters()
 FROM PUBLIC;
 REVOKE ALL ON PROCEDURE
-    @extschema@.dequeue_wait(text, text, integer, interval, interval, jsonb)
+    @extschema@.dequeue_wait(text, text, integer, interval, interval, jsonb),
+    @extschema@.await_jobs(bigint[], interval, jsonb)
 FROM PUBLIC;

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# await_jobs() wake latency: from the commit that finishes a job to the return
+# of the CALL await_jobs() that waits for it (p50/p99), for one job and for a
+# fan-in of ten, in a throwaway cluster of its own. About a minute. See
+# bench/README.md ("await_jobs") and bench/await_latency.mjs.
+#
+#   bash bench/await_latency.sh           # ROUNDS=300 FANIN_ROUNDS=50
+#
+# Needs claimqueue built and installed, pg_virtualenv, node and npm (the
+# node-postgres client of examples/node-worker). Writes
+# bench/results/<timestamp>-await.md and bench/results/latest-await.md (not
+# tracked: bench/README.md keeps the tables worth keeping).
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+if [ "${1:-}" != --inner ]; then
+    for tool in pg_virtualenv psql node npm pg_config; do
+        command -v "$tool" >/dev/null || { echo "await bench: $tool not found in PATH" >&2; exit 2; }
+    done
+    [ -d "$here/../examples/node-worker/node_modules/pg" ] ||
+        (cd "$here/../examples/node-worker" && npm install --no-audit --no-fund --silent >/dev/null)
+    stamp=$(date -u +%Y%m%dT%H%M%SZ)
+    out=$here/results/$stamp-await.md
+    mkdir -p "$here/results"
+    # As bench/run.sh: durable commits (pg_virtualenv's default is fsync=off).
+    pg_virtualenv -t -o shared_preload_libraries=claimqueue -o max_connections=100 -o fsync=on \
+        bash "$here/await_latency.sh" --inner "$out"
+    cp "$out" "$here/results/latest-await.md"
+    echo "await bench: wrote ${out#"$here/../"}"
+    exit 0
+fi
+
+out=$2
+psql -X -q -v ON_ERROR_STOP=1 -d postgres <<'SQL' >/dev/null
+CREATE EXTENSION claimqueue;
+SELECT create_queue('lat_await');
+SQL
+{
+    echo "# await_jobs wake latency ($(date -u +%Y-%m-%dT%H:%MZ))"
+    echo
+    echo "commit $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo '?'), $(nproc) cores, PostgreSQL $(psql -X -At -d postgres -c 'SHOW server_version'), fsync=$(psql -X -At -d postgres -c 'SHOW fsync'), synchronous_commit=$(psql -X -At -d postgres -c 'SHOW synchronous_commit')"
+    echo
+    PGDATABASE=postgres node "$here/await_latency.mjs"
+} | tee "$out"
