@@ -82,6 +82,28 @@ SELECT retry(:id);
 SELECT * FROM pg_temp.metrics;
 SELECT * FROM pg_temp.agree;
 
+-- cancel_jobs() and retry_jobs() count job by job, as cancellations of
+-- ready and of running jobs and as retries.
+SELECT count(*) FROM dequeue('m', 'w3');
+SELECT cancel_jobs('m', '{ready,running}');
+SELECT * FROM pg_temp.metrics;
+SELECT * FROM pg_temp.agree;
+SELECT retry_jobs('m', '{cancelled}');
+SELECT * FROM pg_temp.metrics;
+SELECT * FROM pg_temp.agree;
+-- A schedule's jobs count as enqueued (how many a pass makes depends on the
+-- second it runs in: compared with the jobs it made).
+SELECT enqueued AS enqueued_before FROM queue_metrics WHERE queue = 'm' \gset
+SELECT schedule('m-every-minute', '* * * * *', 'm') IS NOT NULL AS scheduled;
+SET claimqueue.debug_clock_offset = '5min';
+SELECT run_schedules('m') >= 1 AS ran;
+RESET claimqueue.debug_clock_offset;
+SELECT enqueued - :enqueued_before = (SELECT count(*) FROM claimqueue.jobs
+                                      WHERE payload ? 'claimqueue') AS scheduled_counted
+FROM queue_metrics WHERE queue = 'm';
+SELECT * FROM pg_temp.agree;
+SELECT unschedule('m-every-minute');
+
 -- Only the queues a role holds a privilege on.
 SELECT create_queue('other');
 CREATE ROLE regress_cq_metrics_reader IN ROLE claimqueue_consumer;
@@ -96,7 +118,7 @@ SELECT revoke_queue('m', 'consume', 'regress_cq_metrics_reader');
 DROP ROLE regress_cq_metrics_reader;
 
 -- A dropped queue's slot is freed at commit; a queue of the same name starts anew.
-SELECT drop_queue('m', force => true);
+SELECT drop_queue('m', force => true) > 0 AS dropped;
 SELECT create_queue('m');
 SELECT pg_temp.counted('m');
 SELECT * FROM pg_temp.metrics;

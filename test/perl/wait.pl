@@ -275,6 +275,16 @@ like($a3, qr/"result": \{"try": 2\}/, '  ... the commit that follows does, with 
 unlike($a3, qr/"try": 1/, '  ... not the rolled-back one');
 $worker->quit;
 
+# cancel_jobs() finishes jobs in bulk: its commit wakes their waiters too.
+app(q{SELECT create_queue('qc')});
+my ($r7, $r8) = split /\n/, app(q{SELECT enqueue('qc', '{}'); SELECT enqueue('qc', '{}')});
+app(q{SELECT count(*) FROM dequeue('qc', 'rw')});
+start('a4', "CALL await_jobs('{$r7,$r8}', '60s')");
+waiting('a4');
+is(app(q{SELECT cancel_jobs('qc', '{ready,running}')}), '2', 'cancel_jobs() cancels a running and a ready job');
+like(output_of('a4'), qr/"state": "cancelled".*"state": "cancelled"/s,
+	'  ... and its commit wakes the waiter on both');
+
 # --- claimqueue.max_waiters (4 in this cluster)
 start_waiter($_, 'q') for qw(m1 m2 m3 m4);
 ok($node->poll_query_until('app', 'SELECT count(*) FROM claimqueue.waiters()', '4'),
