@@ -279,9 +279,14 @@ $worker->quit;
 app(q{SELECT create_queue('qc')});
 my ($r7, $r8) = split /\n/, app(q{SELECT enqueue('qc', '{}'); SELECT enqueue('qc', '{}')});
 app(q{SELECT count(*) FROM dequeue('qc', 'rw')});
-start('a4', "CALL await_jobs('{$r7,$r8}', '60s')");
+start('a4', "CALL await_jobs('{$r7,$r8}', '1h')");
 waiting('a4');
 is(app(q{SELECT cancel_jobs('qc', '{ready,running}')}), '2', 'cancel_jobs() cancels a running and a ready job');
+# The commit callback has set the waiter's latch before COMMIT returned: its
+# slot shows a wake-up, or is gone already ('0' would mean only its timeout
+# could end the wait).
+my $cancel_wakeups = await_wakeups();
+isnt($cancel_wakeups, '0', "  ... whose commit woke the waiter (wakeups: '$cancel_wakeups')");
 like(output_of('a4'), qr/"state": "cancelled".*"state": "cancelled"/s,
 	'  ... and its commit wakes the waiter on both');
 
