@@ -1,6 +1,7 @@
 -- claimqueue's bad-input matrix and hostile-object check, with pgTAP.
 --
--- Every SQL function of the queue API against NULLs, empty strings, oversized
+-- Every SQL function of the queue API (schedules, pause and bulk retry and
+-- cancel included) against NULLs, empty strings, oversized
 -- names, keys and payloads, zero, negative and huge numbers, unknown ids,
 -- wrong tokens, malformed and out-of-range intervals: each call raises its
 -- documented SQLSTATE, and a digest of the extension's tables is the same
@@ -29,7 +30,7 @@ FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extna
 WHERE e.extname = 'pgtap' \gset
 SET LOCAL search_path = :"cq", :"tap", public;
 
-SELECT plan(140);
+SELECT plan(168);
 
 -- The state the matrix runs against: queue has_jobs with job 1 running
 -- (attempt 1) and jobs 2 and 3 done; the job sequence restarts so ids are known.
@@ -44,6 +45,7 @@ CREATE TEMP TABLE digest AS
 SELECT md5(coalesce((SELECT string_agg(q::text, ',' ORDER BY q.queue_id) FROM claimqueue.queues q), '')
         || '|' || coalesce((SELECT string_agg(j::text, ',' ORDER BY j.id) FROM claimqueue.jobs j), '')
         || '|' || coalesce((SELECT string_agg(n::text, ',' ORDER BY n.namespace_id) FROM claimqueue.lock_namespaces n), '')
+        || '|' || coalesce((SELECT string_agg(s::text, ',' ORDER BY s.name) FROM claimqueue.schedules s), '')
         || '|' || pg_catalog.pg_sequence_last_value('claimqueue.queues_queue_id_seq')::text) AS before;
 
 CREATE TEMP TABLE matrix (ord int PRIMARY KEY, call text NOT NULL, sqlstate text NOT NULL);
@@ -164,7 +166,35 @@ INSERT INTO matrix VALUES
  (111, 'CALL await_jobs(''{1}'', NULL)', '22004'),
  (112, 'CALL await_jobs(''{1}'', ''-1 second'')', '22023'),
  (113, 'CALL await_jobs(''{' || (SELECT string_agg(g::text, ',') FROM generate_series(1, 1001) g) || '}'', ''0'')', '54000'),
- (114, 'CALL await_jobs(''{1}'', ''1 second'')', '25001')
+ (114, 'CALL await_jobs(''{1}'', ''1 second'')', '25001'),
+ (115, 'SELECT pause_queue(NULL)', '22004'),
+ (116, 'SELECT pause_queue(''nope'')', 'QC001'),
+ (117, 'SELECT resume_queue(NULL)', '22004'),
+ (118, 'SELECT resume_queue(''nope'')', 'QC001'),
+ (119, 'SELECT retry_jobs(NULL)', '22004'),
+ (120, 'SELECT retry_jobs(''nope'')', 'QC001'),
+ (121, 'SELECT retry_jobs(''has_jobs'', ''{done}'')', '22023'),
+ (122, 'SELECT retry_jobs(''has_jobs'', ''{failed,bogus}'')', '22023'),
+ (123, 'SELECT retry_jobs(''has_jobs'', NULL)', '22004'),
+ (124, 'SELECT retry_jobs(''has_jobs'', max_jobs => 0)', '22003'),
+ (125, 'SELECT retry_jobs(''has_jobs'', max_jobs => -1)', '22003'),
+ (126, 'SELECT cancel_jobs(NULL)', '22004'),
+ (127, 'SELECT cancel_jobs(''nope'')', 'QC001'),
+ (128, 'SELECT cancel_jobs(''has_jobs'', ''{done}'')', '22023'),
+ (129, 'SELECT cancel_jobs(''has_jobs'', max_jobs => -1)', '22003'),
+ (130, 'SELECT schedule(NULL, ''* * * * *'', ''has_jobs'')', '22004'),
+ (131, 'SELECT schedule(''s'', NULL, ''has_jobs'')', '22004'),
+ (132, 'SELECT schedule(''s'', ''not cron'', ''has_jobs'')', '22023'),
+ (133, 'SELECT schedule(''s'', ''61 * * * *'', ''has_jobs'')', '22023'),
+ (134, 'SELECT schedule(''s'', ''every 0 seconds'', ''has_jobs'')', '22023'),
+ (135, 'SELECT schedule(''s'', ''* * * * *'', ''nope'')', 'QC001'),
+ (136, 'SELECT schedule(''s'', ''* * * * *'', ''has_jobs'', timezone => ''Mars/Olympus'')', '22023'),
+ (137, 'SELECT schedule(''s'', ''* * * * *'', ''has_jobs'', catch_up => ''some'')', '22023'),
+ (138, 'SELECT schedule(''s'', ''* * * * *'', ''has_jobs'', payload => ''[1]'')', '22023'),
+ (139, 'SELECT schedule(''Bad Name!'', ''* * * * *'', ''has_jobs'')', '22023'),
+ (140, 'SELECT unschedule(NULL)', '22004'),
+ (141, 'SELECT unschedule(''nope'')', 'QC006'),
+ (142, 'SELECT run_schedules(''nope'')', 'QC001')
 ;
 
 SELECT throws_ok(call, sqlstate, NULL, format('%s raises %s', call, sqlstate))
@@ -173,6 +203,7 @@ FROM matrix ORDER BY ord;
 SELECT is(md5(coalesce((SELECT string_agg(q::text, ',' ORDER BY q.queue_id) FROM claimqueue.queues q), '')
            || '|' || coalesce((SELECT string_agg(j::text, ',' ORDER BY j.id) FROM claimqueue.jobs j), '')
            || '|' || coalesce((SELECT string_agg(n::text, ',' ORDER BY n.namespace_id) FROM claimqueue.lock_namespaces n), '')
+           || '|' || coalesce((SELECT string_agg(s::text, ',' ORDER BY s.name) FROM claimqueue.schedules s), '')
            || '|' || pg_catalog.pg_sequence_last_value('claimqueue.queues_queue_id_seq')::text),
           (SELECT before FROM digest),
           'after every bad call, the extension''s tables are unchanged');
