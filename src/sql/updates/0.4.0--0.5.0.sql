@@ -1,0 +1,2 @@
+-- 0.4.0 -> 0.5.0: what changes in the tables (src/sql/README.md, "Changing
+-- the schema"). Functions, views and grants come from api/ after this part.
