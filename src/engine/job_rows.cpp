@@ -433,66 +433,90 @@ void PutClaimed(Writer *w, Tuplestorestate *out, TupleDesc out_desc, int64 lease
 
 }  // namespace
 
+namespace {
+
+// A lane's first scan reads positions [from, from + window) only. A B-tree
+// scan reads every matching entry of its first leaf page before it returns
+// one (each checked against every key), and a lane's entries run to the end
+// of the page: the upper bound ends that read after a few entries. A window
+// that yields too few jobs is followed by one unbounded scan from its end, so
+// the claim sees exactly the entries one scan from `from` would.
+int64 LaneWindow(int limit)
+{
+    return 32 + 2 * (int64) limit;
+}
+
+}  // namespace
+
 int ClaimFromIndex(JobRows *rows, int32 queue_id, int priority, int64 from, int limit,
                    const ClaimWrite &write, int64 *first_seen, Tuplestorestate *out,
                    TupleDesc out_desc)
 {
     Writer *w = rows->writer;
     Relation index = w->rri->ri_IndexRelationDescs[w->ready_index];
-    ScanKeyData keys[3];
-    int nkeys = 1;
-    ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(queue_id));
     bool lane = priority != kNoLane;
-    if (lane) {
-        ScanKeyInit(&keys[1], 2, BTEqualStrategyNumber, F_INT2EQ, Int16GetDatum(priority));
-        ScanKeyInit(&keys[2], 3, BTGreaterEqualStrategyNumber, F_INT8GE, Int64GetDatum(from));
-        nkeys = 3;
-    }
     *first_seen = -1;
     int claimed = 0;
     Datum worker = PointerGetDatum(write.worker);
     TimestampTz lease_expires_at = write.now + write.lease_usec;
-    IndexScanDesc scan = BeginIndexScan(rows->rel, index, rows->snapshot, nkeys);
-    index_rescan(scan, keys, nkeys, nullptr, 0);
-    while (claimed < limit && index_getnext_slot(scan, ForwardScanDirection, w->scan_slot)) {
-        // The version this snapshot shows (the index's predicate held when
-        // the entry was made; a later version of the row has entries of its own).
-        int64 pos = Position(w, w->scan_slot);
-        if (pos < 0 || !StateIs(w, w->scan_slot, "ready"))
-            continue;
-        if (*first_seen < 0)
-            *first_seen = pos;
-        // FOR UPDATE SKIP LOCKED: a row another transaction holds is skipped;
-        // one that changed since the snapshot is locked in its latest version
-        // and checked again, as the executor's EvalPlanQual would.
-        TM_FailureData failure;
-        TM_Result result = table_tuple_lock(
-            rows->rel, &w->scan_slot->tts_tid, rows->snapshot, w->lock_slot,
-            GetCurrentCommandId(false), LockTupleExclusive, LockWaitSkip,
-            TUPLE_LOCK_FLAG_FIND_LAST_VERSION, &failure);
-        if (result == TM_Invisible)
-            elog(ERROR, "claimqueue: attempted to lock an invisible job row");
-        if (result != TM_Ok)
-            continue;  // held by another session, deleted, or changed by this command
-        bool isnull;
-        int64 locked_pos = Position(w, w->lock_slot);
-        if (locked_pos < 0 || !StateIs(w, w->lock_slot, "ready") ||
-            DatumGetInt32(Value(w, w->lock_slot, kQueueId, &isnull)) != queue_id ||
-            (lane && (DatumGetInt16(Value(w, w->lock_slot, kPriority, &isnull)) != priority ||
-                      locked_pos < from)))
-            continue;
-        StartNewVersion(w, w->lock_slot);
-        Set(w, kState, CStringGetTextDatum("running"));
-        Set(w, kAttempt,
-            Int32GetDatum(DatumGetInt32(w->new_slot->tts_values[w->attnum[kAttempt] - 1]) + 1));
-        Set(w, kWorker, worker);
-        SetTime(w, kStartedAt, write.now);
-        SetTime(w, kLeaseExpiresAt, lease_expires_at);
-        WriteLockedVersion(rows);
-        PutClaimed(w, out, out_desc, lease_expires_at);
-        claimed++;
+    // Lanes take two passes (the window, then the rest); the whole queue one.
+    bool windowed = lane && from < PG_INT64_MAX - LaneWindow(limit);
+    int64 window_end = windowed ? from + LaneWindow(limit) : 0;
+    for (int pass = windowed ? 0 : 1; pass < 2 && claimed < limit; pass++) {
+        ScanKeyData keys[4];
+        int nkeys = 1;
+        ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(queue_id));
+        if (lane) {
+            ScanKeyInit(&keys[1], 2, BTEqualStrategyNumber, F_INT2EQ, Int16GetDatum(priority));
+            ScanKeyInit(&keys[2], 3, BTGreaterEqualStrategyNumber, F_INT8GE,
+                        Int64GetDatum(windowed && pass == 1 ? window_end : from));
+            nkeys = 3;
+            if (pass == 0)
+                ScanKeyInit(&keys[nkeys++], 3, BTLessStrategyNumber, F_INT8LT,
+                            Int64GetDatum(window_end));
+        }
+        IndexScanDesc scan = BeginIndexScan(rows->rel, index, rows->snapshot, nkeys);
+        index_rescan(scan, keys, nkeys, nullptr, 0);
+        while (claimed < limit && index_getnext_slot(scan, ForwardScanDirection, w->scan_slot)) {
+            // The version this snapshot shows (the index's predicate held when
+            // the entry was made; a later version of the row has entries of its own).
+            int64 pos = Position(w, w->scan_slot);
+            if (pos < 0 || !StateIs(w, w->scan_slot, "ready"))
+                continue;
+            if (*first_seen < 0)
+                *first_seen = pos;
+            // FOR UPDATE SKIP LOCKED: a row another transaction holds is skipped;
+            // one that changed since the snapshot is locked in its latest version
+            // and checked again, as the executor's EvalPlanQual would.
+            TM_FailureData failure;
+            TM_Result result = table_tuple_lock(
+                rows->rel, &w->scan_slot->tts_tid, rows->snapshot, w->lock_slot,
+                GetCurrentCommandId(false), LockTupleExclusive, LockWaitSkip,
+                TUPLE_LOCK_FLAG_FIND_LAST_VERSION, &failure);
+            if (result == TM_Invisible)
+                elog(ERROR, "claimqueue: attempted to lock an invisible job row");
+            if (result != TM_Ok)
+                continue;  // held by another session, deleted, or changed by this command
+            bool isnull;
+            int64 locked_pos = Position(w, w->lock_slot);
+            if (locked_pos < 0 || !StateIs(w, w->lock_slot, "ready") ||
+                DatumGetInt32(Value(w, w->lock_slot, kQueueId, &isnull)) != queue_id ||
+                (lane && (DatumGetInt16(Value(w, w->lock_slot, kPriority, &isnull)) != priority ||
+                          locked_pos < from)))
+                continue;
+            StartNewVersion(w, w->lock_slot);
+            Set(w, kState, CStringGetTextDatum("running"));
+            Set(w, kAttempt,
+                Int32GetDatum(DatumGetInt32(w->new_slot->tts_values[w->attnum[kAttempt] - 1]) + 1));
+            Set(w, kWorker, worker);
+            SetTime(w, kStartedAt, write.now);
+            SetTime(w, kLeaseExpiresAt, lease_expires_at);
+            WriteLockedVersion(rows);
+            PutClaimed(w, out, out_desc, lease_expires_at);
+            claimed++;
+        }
+        index_endscan(scan);
     }
-    index_endscan(scan);
     return claimed;
 }
 
