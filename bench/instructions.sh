@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Instructions per loop: the server backend's instruction count (valgrind's
+# callgrind) per pgbench loop of each workload, one client. Unlike a time, the
+# count does not move with whatever else the machine runs, so a change to the
+# hot path is judged by it on a shared 2-core machine (bench/README.md,
+# "Instructions per job").
+#
+#   bash bench/instructions.sh [WORKLOAD...]   # default: cq_drain plain_drain commit2
+#
+# WORKLOAD is a script of bench/sql without .sql. Each runs twice, LOOPS_SHORT
+# (default 500) and LOOPS_LONG (default 2500) loops, each in a backend of its
+# own; the difference of the two backends' totals over the difference of the
+# loops is the figure (start-up and the first-call caches cancel out).
+# Needs valgrind and claimqueue installed; starts its own cluster, with the
+# postmaster under callgrind (everything ~50x slower: a few minutes in all).
+# Run as root it runs the server as postgres. EXTENSION_DESTDIR=DIR measures a
+# build installed with `make install DESTDIR=DIR` instead (Debian's
+# extension_destdir), so the shared install stays as it is.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+workloads=${*:-cq_drain plain_drain commit2}
+short=${LOOPS_SHORT:-500}
+long=${LOOPS_LONG:-2500}
+bindir=$(pg_config --bindir)
+command -v valgrind >/dev/null || { echo "instructions: needs valgrind" >&2; exit 2; }
+
+dir=$(mktemp -d /tmp/claimqueue-instructions.XXXXXX)
+as_server() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+[ "$(id -u)" != 0 ] || chown postgres "$dir"
+cleanup() {
+    as_server "$bindir/pg_ctl" -D "$dir/data" -m immediate stop >/dev/null 2>&1 || true
+    rm -rf "$dir"
+}
+trap cleanup EXIT
+
+library=claimqueue destdir_line=
+if [ -n "${EXTENSION_DESTDIR:-}" ]; then
+    library=$EXTENSION_DESTDIR$(pg_config --pkglibdir)/claimqueue.so
+    destdir_line="extension_destdir = '$EXTENSION_DESTDIR'"
+fi
+as_server "$bindir/initdb" -D "$dir/data" -A trust >/dev/null
+# autovacuum off: a worker's start in one run and not the other would only
+# add noise to the backends' figures, which are all that is read.
+cat >>"$dir/data/postgresql.conf" <<EOF
+port = 5499
+listen_addresses = ''
+unix_socket_directories = '$dir'
+shared_preload_libraries = '$library'
+$destdir_line
+synchronous_commit = off
+autovacuum = off
+log_connections = on
+log_line_prefix = '%p '
+EOF
+as_server bash -c "valgrind --tool=callgrind --trace-children=yes \
+    --callgrind-out-file='$dir/callgrind.%p' '$bindir/postgres' -D '$dir/data' >'$dir/server.log' 2>&1 &"
+q() { as_server psql -X -q -h "$dir" -p 5499 -d postgres -v ON_ERROR_STOP=1 "$@"; }
+for _ in $(seq 300); do q -c 'SELECT 1' >/dev/null 2>&1 && break; sleep 1; done
+q -f "$here/sql/schema.sql" >/dev/null
+
+# total LOOPS WORKLOAD: the instruction count of one pgbench backend.
+total() {
+    local loops=$1 w=$2 extra=() pid file
+    [ "$w" != cq_onecall ] || extra=(-D id=0 -D attempt=0)
+    (cd "$dir" && as_server "$bindir/pgbench" -n -M prepared -c 1 -t "$loops" "${extra[@]}" \
+        -h "$dir" -p 5499 -f "$here/sql/$w.sql" postgres >"$dir/pgbench.log" 2>&1) ||
+        { cat "$dir/pgbench.log" >&2; exit 1; }
+    # pgbench's last connection is the one that ran the loops; callgrind
+    # writes its file when that backend exits.
+    pid=$(grep -a 'connection authorized.*application_name=pgbench' "$dir/server.log" | tail -1 | cut -d' ' -f1)
+    file=$dir/callgrind.$pid
+    for _ in $(seq 60); do grep -q '^totals:' "$file" 2>/dev/null && break; sleep 1; done
+    sed -n 's/^totals: *\([0-9]*\).*/\1/p' "$file"
+}
+
+printf '%-14s %16s\n' workload "instructions/loop"
+for w in $workloads; do
+    # Ready jobs for both runs (a batch loop takes 100), fresh for each workload.
+    per=1
+    [ "$w" != cq_batch ] && [ "$w" != plain_batch ] || per=100
+    n=$(( (short + long) * per + 1000 ))
+    q -c 'TRUNCATE claimqueue.jobs, bench_plain, bench_commit' \
+      -c "SELECT count(*) FROM enqueue_batch('bench', (SELECT array_agg(jsonb_build_object('n', g)) FROM generate_series(1, $n) g))" \
+      -c "INSERT INTO bench_plain (payload) SELECT jsonb_build_object('n', g) FROM generate_series(1, $n) g" \
+      -c 'VACUUM ANALYZE' -c 'CHECKPOINT' >/dev/null
+    a=$(total "$short" "$w")
+    b=$(total "$long" "$w")
+    printf '%-14s %16d\n' "$w" $(( (b - a) / (long - short) ))
+done
