@@ -61,7 +61,7 @@ CREATE FUNCTION claimqueue_tap_wait.as_waiter(sql text) RETURNS text
     AS $$DECLARE r text; BEGIN EXECUTE sql INTO r; RETURN r; END$$;
 ALTER FUNCTION claimqueue_tap_wait.as_waiter(text) OWNER TO claimqueue_tap_waiter;
 GRANT USAGE ON SCHEMA :"cq" TO claimqueue_tap_waiter;
-GRANT EXECUTE ON PROCEDURE :"cq".dequeue_wait(text, text, integer, interval, interval, jsonb)
+GRANT EXECUTE ON PROCEDURE :"cq".dequeue_wait(text, text, integer, interval, interval, jsonb, boolean)
     TO claimqueue_tap_waiter;
 SELECT create_queue('tap_wait');
 SELECT enqueue('tap_wait', '{"k": 1}');
@@ -71,7 +71,7 @@ SELECT throws_ok($$SELECT claimqueue_tap_wait.as_waiter('CALL dequeue_wait(''tap
                  'EXECUTE on dequeue_wait() alone: 42501 from the dequeue() it calls');
 SELECT throws_ok($$SELECT claimqueue_tap_wait.as_waiter('SELECT next_due(''tap_wait'')')$$,
                  '42501', NULL, 'next_due() needs its own grant');
-GRANT EXECUTE ON FUNCTION dequeue(text, text, integer, interval), next_due(text)
+GRANT EXECUTE ON FUNCTION dequeue(text, text, integer, interval, boolean), next_due(text)
     TO claimqueue_tap_waiter;
 SELECT throws_ok($$SELECT claimqueue_tap_wait.as_waiter('CALL dequeue_wait(''tap_wait'', ''w'', wait => ''0'')')$$,
                  '42501', 'permission denied for queue "tap_wait"',
