@@ -29,7 +29,7 @@ SET LOCAL search_path = :"cq", :"tap", public;
 
 SELECT plan(31);
 
-SELECT format('%I.dequeue_wait(text,text,integer,interval,interval,jsonb)', :'cq') AS proc \gset
+SELECT format('%I.dequeue_wait(text,text,integer,interval,interval,jsonb,boolean)', :'cq') AS proc \gset
 
 -- ---------------------------------------------------------------------------
 -- The procedure
@@ -38,8 +38,9 @@ SELECT is((SELECT prokind FROM pg_catalog.pg_proc WHERE oid = :'proc'::regproced
           'dequeue_wait() is a procedure (CALL)');
 SELECT is(pg_catalog.pg_get_function_arguments(:'proc'::regprocedure),
           'IN queue text, IN worker text, IN batch integer DEFAULT 1, IN lease interval DEFAULT NULL::interval, '
-          'IN wait interval DEFAULT ''00:00:30''::interval, INOUT jobs jsonb DEFAULT NULL::jsonb',
-          'dequeue_wait() has the documented arguments and defaults (jobs is INOUT)');
+          'IN wait interval DEFAULT ''00:00:30''::interval, INOUT jobs jsonb DEFAULT NULL::jsonb, '
+          'IN release_on_disconnect boolean DEFAULT false',
+          'dequeue_wait() has the documented arguments and defaults (jobs is INOUT, release_on_disconnect after it)');
 SELECT is((SELECT prosecdef FROM pg_catalog.pg_proc WHERE oid = :'proc'::regprocedure), false,
           'dequeue_wait() is not SECURITY DEFINER (it could not COMMIT)');
 SELECT is((SELECT proconfig FROM pg_catalog.pg_proc WHERE oid = :'proc'::regprocedure), NULL,

@@ -8,7 +8,9 @@ CREATE INDEX jobs_owned_idx ON claimqueue.jobs (owner_session)
     WHERE state = 'running' AND owner_session IS NOT NULL;
 
 -- dequeue, complete_and_dequeue and dequeue_wait take release_on_disconnect
--- as a new last argument: a new signature, defined again by api/.
-DROP FUNCTION @extschema@.dequeue(text, text, integer, interval);
-DROP FUNCTION @extschema@.complete_and_dequeue(bigint, integer, text, text, integer, interval, jsonb);
-DROP PROCEDURE @extschema@.dequeue_wait(text, text, integer, interval, interval, jsonb);
+-- as a new last argument: a new signature, defined again by api/. IF EXISTS:
+-- an upgrade from an older release runs this part before api/ has made the
+-- 0.4.0 ones.
+DROP FUNCTION IF EXISTS @extschema@.dequeue(text, text, integer, interval);
+DROP FUNCTION IF EXISTS @extschema@.complete_and_dequeue(bigint, integer, text, text, integer, interval, jsonb);
+DROP PROCEDURE IF EXISTS @extschema@.dequeue_wait(text, text, integer, interval, interval, jsonb);
