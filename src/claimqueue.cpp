@@ -11,6 +11,7 @@
 #include "engine/queue_cache.hpp"
 #include "engine/schema_version.hpp"
 #include "metrics/metrics.hpp"
+#include "owners/owners.hpp"
 #include "pg/session.hpp"
 #include "pg/settings.hpp"
 #include "wait/ready_notices.hpp"
@@ -57,6 +58,9 @@ extern "C" void _PG_init(void)
     claimqueue::RequestWaiterState();
     claimqueue::RequestCursorState();
     claimqueue::RequestMetricsState();
+    claimqueue::RequestOwnerState();
+    // A session whose claims die with it has ended: its reaper returns them now.
+    claimqueue::OnOwnerExit(claimqueue::WakeReaper);
     claimqueue::InstallDatabaseGuard();
     // pg_upgrade's server (binary upgrade mode) must not run anything of ours.
     if (!IsBinaryUpgrade)

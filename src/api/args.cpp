@@ -83,4 +83,12 @@ ClaimArgs ClaimArgsFrom(FunctionCallInfo fcinfo, int first)
     return args;
 }
 
+bool ReleaseOnDisconnectArg(FunctionCallInfo fcinfo, int n)
+{
+    if (PG_NARGS() <= n)
+        return false;
+    RequireArg(fcinfo, n, "release_on_disconnect");
+    return PG_GETARG_BOOL(n);
+}
+
 }  // namespace claimqueue

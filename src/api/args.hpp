@@ -40,4 +40,9 @@ struct ClaimArgs {
 };
 ClaimArgs ClaimArgsFrom(FunctionCallInfo fcinfo, int first);
 
+// The release_on_disconnect argument n of dequeue(), complete_and_dequeue()
+// and dequeue_wait(): false when the call has fewer arguments (the 0.4.0
+// signature, on a database not yet updated); 22004 when NULL.
+bool ReleaseOnDisconnectArg(FunctionCallInfo fcinfo, int n);
+
 }  // namespace claimqueue

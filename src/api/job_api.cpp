@@ -160,20 +160,24 @@ static ClaimArgs CheckedClaimArgs(FunctionCallInfo fcinfo, int first, const char
     return args;
 }
 
-// dequeue(queue, worker, batch, lease) -> claimed jobs
+// dequeue(queue, worker, batch, lease, release_on_disconnect) -> claimed jobs
+// (0.4.0 passes no release_on_disconnect)
 CQ_QUEUE_FUNCTION(cq_dequeue)
 {
     ClaimArgs args = CheckedClaimArgs(fcinfo, 0, "dequeue()");
+    bool release_on_disconnect = ReleaseOnDisconnectArg(fcinfo, 4);
     InitClaimSRF(fcinfo);
     ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-    ClaimJobs(args.queue, args.worker, args.batch, args.lease, rsinfo->setResult,
-              rsinfo->setDesc);
+    ClaimJobs(args.queue, args.worker, args.batch, args.lease, release_on_disconnect,
+              rsinfo->setResult, rsinfo->setDesc);
     return (Datum) 0;
 }
 
-// complete_and_dequeue(id, attempt, queue, worker, batch, lease) -> claimed jobs:
-// complete(id, attempt) then dequeue(queue, worker, batch, lease) in one call,
-// for a worker that commits once per job. id and attempt NULL: only the claim.
+// complete_and_dequeue(id, attempt, queue, worker, batch, lease, result,
+// release_on_disconnect) -> claimed jobs: complete(id, attempt, result) then
+// dequeue(queue, worker, batch, lease, release_on_disconnect) in one call, for
+// a worker that commits once per job. id and attempt NULL: only the claim.
+// (0.4.0 passes no release_on_disconnect.)
 CQ_QUEUE_FUNCTION(cq_complete_and_dequeue)
 {
     bool has_previous = !PG_ARGISNULL(0);
@@ -190,6 +194,7 @@ CQ_QUEUE_FUNCTION(cq_complete_and_dequeue)
                                 "both NULL to only claim.")));
     ClaimArgs args = CheckedClaimArgs(fcinfo, 2, "complete_and_dequeue()");
     struct varlena *result = ResultArg(fcinfo, 6);
+    bool release_on_disconnect = ReleaseOnDisconnectArg(fcinfo, 7);
     if (result != nullptr && !has_previous)
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                         errmsg("a result needs a job to complete: id and attempt are NULL"),
@@ -201,8 +206,8 @@ CQ_QUEUE_FUNCTION(cq_complete_and_dequeue)
     InitClaimSRF(fcinfo);
     ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
     CompleteAndClaimJobs(has_previous ? &id : nullptr, attempt, result, args.queue,
-                         args.worker, args.batch, args.lease, rsinfo->setResult,
-                         rsinfo->setDesc);
+                         args.worker, args.batch, args.lease, release_on_disconnect,
+                         rsinfo->setResult, rsinfo->setDesc);
     return (Datum) 0;
 }
 

@@ -139,12 +139,16 @@ CQ_QUEUE_FUNCTION(cq_next_due)
     PG_RETURN_TIMESTAMPTZ(due);
 }
 
-// CALL dequeue_wait(queue, worker, batch, lease, wait, jobs): dequeue() that,
-// when nothing is claimable, commits and sleeps until a job may be claimable or
-// `wait` runs out, then claims. Returns the jobs as a jsonb array ([] if none).
+// CALL dequeue_wait(queue, worker, batch, lease, wait, jobs,
+// release_on_disconnect): dequeue() that, when nothing is claimable, commits
+// and sleeps until a job may be claimable or `wait` runs out, then claims.
+// Returns the jobs as a jsonb array ([] if none). release_on_disconnect comes
+// after the INOUT jobs so that positional calls of 0.4.0 keep their meaning
+// (and 0.4.0's procedure passes no such argument).
 CQ_FUNCTION(cq_dequeue_wait)
 {
     ClaimArgs claim = ClaimArgsFrom(fcinfo, 0);
+    bool release_on_disconnect = ReleaseOnDisconnectArg(fcinfo, 6);
     text *queue = claim.queue;
     text *worker = claim.worker;
     int32 batch = claim.batch;
@@ -186,9 +190,9 @@ CQ_FUNCTION(cq_dequeue_wait)
     q.claim = psprintf(
         "SELECT coalesce(pg_catalog.jsonb_agg(pg_catalog.to_jsonb(d) OPERATOR(pg_catalog.-) "
         "'o'::pg_catalog.text ORDER BY d.o), '[]'::pg_catalog.jsonb), pg_catalog.count(*)"
-        " FROM %s.dequeue($1, $2, $3, $4) WITH ORDINALITY AS d(id, payload, attempt,"
+        " FROM %s.dequeue($1, $2, $3, $4%s) WITH ORDINALITY AS d(id, payload, attempt,"
         " max_attempts, priority, lease_expires_at, enqueued_at, o)",
-        schema);
+        schema, release_on_disconnect ? ", release_on_disconnect => true" : "");
     q.next_due = psprintf("SELECT %s.next_due($1)", schema);
     q.args[0] = PointerGetDatum(queue);
     q.args[1] = PointerGetDatum(worker);

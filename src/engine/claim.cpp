@@ -15,6 +15,7 @@ extern "C" {
 #include "pg/statement.hpp"
 #include "pg/errors.h"
 #include "cursors/cursors.hpp"
+#include "owners/owners.hpp"
 #include "wait/ready_notices.hpp"
 
 namespace claimqueue {
@@ -147,7 +148,8 @@ int64 LeaseUsec(int32 queue_id, Interval *lease)
 // (without cursors, one scan over the queue's ready jobs). Rows go straight
 // into the caller's store, in claim order.
 uint64 ClaimFromQueue(JobRows *rows, int32 queue_id, text *worker, int32 batch,
-                      Interval *lease, TimestampTz now, Tuplestorestate *out, TupleDesc out_desc)
+                      Interval *lease, int64 owner, TimestampTz now, Tuplestorestate *out,
+                      TupleDesc out_desc)
 {
     // A paused queue is claimed from by nobody: the flag is in the cached
     // settings, so this costs no lookup.
@@ -157,7 +159,7 @@ uint64 ClaimFromQueue(JobRows *rows, int32 queue_id, text *worker, int32 batch,
     LaneWalk walk;
     BeginLaneWalk(&walk, queue_id, now);
     NewJobRowsSnapshot(rows);  // after the walk's bound (and any promotion)
-    ClaimWrite write = {worker, now, LeaseUsec(queue_id, lease)};
+    ClaimWrite write = {worker, now, LeaseUsec(queue_id, lease), owner};
     uint64 claimed = 0;
     int64 first_seen;
     if (!WalkHasCursors(&walk)) {
@@ -182,17 +184,32 @@ uint64 ClaimFromQueue(JobRows *rows, int32 queue_id, text *worker, int32 batch,
 // looks the name up again (it raises QC001 if the queue is gone): a queue
 // dropped and re-created under the same name has a new id.
 uint64 ClaimInto(JobRows *rows, text *queue, text *worker, int32 batch, Interval *lease,
-                 TimestampTz now, Tuplestorestate *out, TupleDesc out_desc)
+                 int64 owner, TimestampTz now, Tuplestorestate *out, TupleDesc out_desc)
 {
     int32 cached = CachedQueueId(queue);
     int32 queue_id = cached != 0 ? cached : LookUpQueueId(queue);
-    uint64 n = ClaimFromQueue(rows, queue_id, worker, batch, lease, now, out, out_desc);
+    uint64 n = ClaimFromQueue(rows, queue_id, worker, batch, lease, owner, now, out, out_desc);
     if (n == 0 && cached != 0) {
         int32 current = LookUpQueueId(queue);
         if (current != queue_id)
-            n = ClaimFromQueue(rows, current, worker, batch, lease, now, out, out_desc);
+            n = ClaimFromQueue(rows, current, worker, batch, lease, owner, now, out, out_desc);
     }
     return n;
+}
+
+// The owner a claim writes: this session's token with release_on_disconnect,
+// else 0 (none). Checked before anything is claimed.
+int64 ClaimOwner(JobRows *rows, bool release_on_disconnect)
+{
+    if (!release_on_disconnect)
+        return 0;
+    if (!JobRowsHaveOwners(rows))
+        ereport(ERROR,
+                (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                 errmsg("release_on_disconnect needs claimqueue.jobs.owner_session, which this "
+                        "database lacks"),
+                 errhint("Run ALTER EXTENSION claimqueue UPDATE in this database.")));
+    return MyOwnerToken();
 }
 
 // complete(): the job locked and marked done, with its result, in the
@@ -236,29 +253,32 @@ void TakeInQueueChanges()
 
 }  // namespace
 
-uint64 ClaimJobs(text *queue, text *worker, int32 batch, Interval *lease, Tuplestorestate *out,
-                 TupleDesc out_desc)
+uint64 ClaimJobs(text *queue, text *worker, int32 batch, Interval *lease,
+                 bool release_on_disconnect, Tuplestorestate *out, TupleDesc out_desc)
 {
     TakeInQueueChanges();
     NoteClaimStarting();  // before the clock is read for the leases
     TimestampTz now = ClockNow();
     JobRows *rows = OpenJobRows();
-    uint64 n = ClaimInto(rows, queue, worker, batch, lease, now, out, out_desc);
+    int64 owner = ClaimOwner(rows, release_on_disconnect);
+    uint64 n = ClaimInto(rows, queue, worker, batch, lease, owner, now, out, out_desc);
     CloseJobRows(rows);
     return n;
 }
 
 uint64 CompleteAndClaimJobs(const int64 *id, int32 attempt, struct varlena *result,
                             text *queue, text *worker, int32 batch, Interval *lease,
-                            Tuplestorestate *out, TupleDesc out_desc)
+                            bool release_on_disconnect, Tuplestorestate *out,
+                            TupleDesc out_desc)
 {
     TakeInQueueChanges();
     NoteClaimStarting();  // before the clock is read for the leases
     TimestampTz now = ClockNow();
     JobRows *rows = OpenJobRows();
+    int64 owner = ClaimOwner(rows, release_on_disconnect);  // before the completion, too
     if (id != nullptr)
         CompleteInto(rows, *id, attempt, result, now);  // raises before anything is claimed
-    uint64 n = ClaimInto(rows, queue, worker, batch, lease, now, out, out_desc);
+    uint64 n = ClaimInto(rows, queue, worker, batch, lease, owner, now, out, out_desc);
     CloseJobRows(rows);
     return n;
 }

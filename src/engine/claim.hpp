@@ -11,9 +11,12 @@ namespace claimqueue {
 // Claims up to `batch` ready jobs of `queue`, each locked with SKIP LOCKED
 // semantics and marked running (job_rows.hpp: no SPI, no planner); appends
 // one row per job to `out` (columns as dequeue() returns them, `out_desc`).
-// `lease` may be NULL (queue default).
+// `lease` may be NULL (queue default). With `release_on_disconnect` each job
+// also carries this session's owner token (owners/owners.hpp), so the reaper
+// returns it once the session has ended; raises 55000 without the preload or
+// on a database whose jobs table lacks owner_session (not yet updated).
 uint64 ClaimJobs(text *queue, text *worker, int32 batch, Interval *lease,
-                 Tuplestorestate *out, TupleDesc out_desc);
+                 bool release_on_disconnect, Tuplestorestate *out, TupleDesc out_desc);
 
 // When the next ready job of `queue` is due (its earliest run_at), in *due;
 // false when the queue has no ready job or is paused. Raises QC001 for an
@@ -30,7 +33,8 @@ void CompleteJob(int64 id, int32 attempt, struct varlena *result);
 // ClaimJobs does. `id` NULL: nothing to complete, only the claim.
 uint64 CompleteAndClaimJobs(const int64 *id, int32 attempt, struct varlena *result,
                             text *queue, text *worker, int32 batch, Interval *lease,
-                            Tuplestorestate *out, TupleDesc out_desc);
+                            bool release_on_disconnect, Tuplestorestate *out,
+                            TupleDesc out_desc);
 
 // Completes every (ids[i], attempts[i]) in one statement, all or nothing: if
 // any job is not running under its attempt, raises as CompleteJob would for

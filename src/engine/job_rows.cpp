@@ -23,15 +23,18 @@ namespace {
 enum Column {
     kId, kQueueId, kState, kPriority, kAttempt, kMaxAttempts, kRunAt, kCreatedAt, kStartedAt,
     kFinishedAt, kLeaseExpiresAt, kWorker, kDedupKey, kLastError, kPayload, kPos, kResult,
-    kColumns
+    kOwnerSession, kColumns
 };
+// Columns added after 0.4.0: a database not yet updated lacks them, and the
+// feature they carry is off there (attnum InvalidAttrNumber).
+constexpr int kFirstOptionalColumn = kOwnerSession;
 // Distinct combinations of set columns a writer remembers: a claim's and one
 // per kind of JobUpdate; a few more are built again when needed.
 constexpr int kColumnSetCache = 8;
 const char *const kColumnNames[kColumns] = {
     "id", "queue_id", "state", "priority", "attempt", "max_attempts", "run_at", "created_at",
     "started_at", "finished_at", "lease_expires_at", "worker", "dedup_key", "last_error",
-    "payload", "pos", "result"};
+    "payload", "pos", "result", "owner_session"};
 
 // The executor state for updates of claimqueue.jobs, with the index
 // predicates and CHECK expressions compiled as the executor compiles them on
@@ -93,7 +96,7 @@ Writer *Build(Relation rel, MemoryContext parent)
     w->relid = RelationGetRelid(rel);
     for (int c = 0; c < kColumns; c++) {
         w->attnum[c] = get_attnum(w->relid, kColumnNames[c]);
-        if (w->attnum[c] == InvalidAttrNumber)
+        if (w->attnum[c] == InvalidAttrNumber && c < kFirstOptionalColumn)
             elog(ERROR, "claimqueue: claimqueue.jobs has no column \"%s\"", kColumnNames[c]);
     }
     w->estate = CreateExecutorState();
@@ -236,6 +239,16 @@ JobRows *OpenJobRows()
     return rows;
 }
 
+bool JobRowsHaveOwners(JobRows *rows)
+{
+    return rows->writer->attnum[kOwnerSession] != InvalidAttrNumber;
+}
+
+bool JobsHaveOwnerColumn()
+{
+    return get_attnum(JobsRelid(), kColumnNames[kOwnerSession]) != InvalidAttrNumber;
+}
+
 void NewJobRowsSnapshot(JobRows *rows)
 {
     // A new statement's snapshot (READ COMMITTED: taken now), after the
@@ -348,6 +361,8 @@ void StartNewVersion(Writer *w, TupleTableSlot *from)
 
 void Set(Writer *w, Column c, Datum value, bool isnull = false)
 {
+    if (w->attnum[c] == InvalidAttrNumber)
+        return;  // an optional column this database lacks
     w->set_columns |= 1u << c;
     int i = w->attnum[c] - 1;
     w->new_slot->tts_values[i] = value;
@@ -509,6 +524,8 @@ int ClaimFromIndex(JobRows *rows, int32 queue_id, int priority, int64 from, int 
             Set(w, kAttempt,
                 Int32GetDatum(DatumGetInt32(w->new_slot->tts_values[w->attnum[kAttempt] - 1]) + 1));
             Set(w, kWorker, worker);
+            // NULL for a claim that lives until its lease, in the same version.
+            Set(w, kOwnerSession, Int64GetDatum(write.owner), write.owner == 0);
             SetTime(w, kStartedAt, write.now);
             SetTime(w, kLeaseExpiresAt, lease_expires_at);
             WriteLockedVersion(rows);
@@ -547,8 +564,11 @@ namespace {
 void ApplyUpdate(Writer *w, TupleTableSlot *from, const JobUpdate &update)
 {
     StartNewVersion(w, from);
-    if (update.state != nullptr)
+    if (update.state != nullptr) {
+        // Every state a JobUpdate writes leaves running: the claim's owner goes.
         Set(w, kState, CStringGetTextDatum(update.state));
+        Set(w, kOwnerSession, (Datum) 0, true);
+    }
     if (update.set_finished_at)
         SetTime(w, kFinishedAt, update.finished_at);
     if (update.set_lease)

@@ -51,7 +51,13 @@ struct ClaimWrite {
     text *worker;
     TimestampTz now;
     int64 lease_usec;
+    int64 owner;  // owner_session (release_on_disconnect); 0: NULL
 };
+
+// Whether claimqueue.jobs has the columns of claims that die with their
+// session (owner_session, 0.5.0): a database not yet updated has not.
+bool JobRowsHaveOwners(JobRows *rows);
+bool JobsHaveOwnerColumn();
 
 // Claims up to `limit` jobs of the queue, in ready-index order (priority
 // descending, then position) from position `from` of lane `priority`, or from

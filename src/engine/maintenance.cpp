@@ -7,6 +7,8 @@
 #include "metrics/metrics.hpp"
 #include "pg/statement.hpp"
 #include "cursors/cursors.hpp"
+#include "engine/job_rows.hpp"
+#include "owners/owners.hpp"
 #include "wait/ready_notices.hpp"
 
 namespace claimqueue {
@@ -28,16 +30,37 @@ Statement kEarliestLease = {
     " WHERE state = 'running' AND lease_expires_at >= $1",
     1, {TIMESTAMPTZOID}, nullptr};
 
-Statement kReturnExpired = {
-    "UPDATE claimqueue.jobs j SET state = u.state, run_at = coalesce(u.run_at, j.run_at),"
-    " finished_at = CASE WHEN u.state = 'failed' THEN $4 END, lease_expires_at = NULL,"
-    " pos = CASE WHEN u.state = 'ready'"
-    "            THEN claimqueue.ready_position(j.queue_id, j.priority, u.run_at, $4) END,"
-    " last_error = 'lease expired (worker ' || coalesce(j.worker, '?') || ', attempt '"
-    "              || j.attempt::text || ')'"
-    " FROM unnest($1::bigint[], $2::text[], $3::timestamptz[]) AS u(id, state, run_at)"
-    " WHERE j.id = u.id",
-    4, {INT8ARRAYOID, TEXTARRAYOID, TIMESTAMPTZARRAYOID, TIMESTAMPTZOID}, nullptr};
+// Running jobs back to ready (u.run_at) or to failed, each with its attempt's
+// error: $5 says why ("lease expired", "session ended"). The owner_session
+// variant, for databases that have the column (0.5.0), clears the claim's owner.
+#define CQ_RETURN_RUNNING(OWNER)                                                                 \
+    "UPDATE claimqueue.jobs j SET state = u.state, run_at = coalesce(u.run_at, j.run_at),"      \
+    " finished_at = CASE WHEN u.state = 'failed' THEN $4 END, lease_expires_at = NULL," OWNER   \
+    " pos = CASE WHEN u.state = 'ready'"                                                        \
+    "            THEN claimqueue.ready_position(j.queue_id, j.priority, u.run_at, $4) END,"     \
+    " last_error = $5 || ' (worker ' || coalesce(j.worker, '?') || ', attempt '"                \
+    "              || j.attempt::text || ')'"                                                   \
+    " FROM unnest($1::bigint[], $2::text[], $3::timestamptz[]) AS u(id, state, run_at)"         \
+    " WHERE j.id = u.id"
+
+Statement kReturnRunning = {
+    CQ_RETURN_RUNNING(""), 5,
+    {INT8ARRAYOID, TEXTARRAYOID, TIMESTAMPTZARRAYOID, TIMESTAMPTZOID, TEXTOID}, nullptr};
+Statement kReturnOwnedRunning = {
+    CQ_RETURN_RUNNING(" owner_session = NULL,"), 5,
+    {INT8ARRAYOID, TEXTARRAYOID, TIMESTAMPTZARRAYOID, TIMESTAMPTZOID, TEXTOID}, nullptr};
+
+// Running jobs claimed with release_on_disconnect whose session has ended:
+// owner tokens up to $1 (drawn before the live list $2 was read) that $2 does
+// not list. Found through jobs_owned_idx; columns as kLockExpired's.
+Statement kLockDisconnected = {
+    "SELECT j.id, j.attempt, j.max_attempts, q.backoff_base, q.backoff_cap, q.name, j.queue_id"
+    " FROM claimqueue.jobs j JOIN claimqueue.queues q ON q.queue_id = j.queue_id"
+    " WHERE j.state = 'running' AND j.owner_session IS NOT NULL"
+    "   AND j.owner_session <= $1 AND j.owner_session <> ALL ($2::bigint[])"
+    "   AND ($3::text IS NULL OR q.name = $3)"
+    " LIMIT $4 FOR UPDATE OF j SKIP LOCKED",
+    4, {INT8OID, INT8ARRAYOID, TEXTOID, INT4OID}, nullptr};
 
 // Retention, one queue at a time: first each queue's cutoffs (its retention
 // as a fixed duration, the epoch rule of clock.hpp), for done and cancelled
@@ -80,6 +103,45 @@ const char *const kFailedStates[1] = {"failed"};
 
 constexpr int kSqlFunctionBatch = 1000;
 
+// Returns the n running jobs the last statement locked (columns as
+// kLockExpired's) to ready after their queue's backoff, or to failed when
+// their attempts are used up, with `why` as the attempt's error.
+void ReturnLocked(uint64 n, TimestampTz now, const char *why)
+{
+    if (n == 0)
+        return;
+    Datum *ids = (Datum *) palloc(sizeof(Datum) * n);
+    Datum *states = (Datum *) palloc(sizeof(Datum) * n);
+    Datum *run_ats = (Datum *) palloc(sizeof(Datum) * n);
+    bool *run_at_nulls = (bool *) palloc(sizeof(bool) * n);
+    for (uint64 i = 0; i < n; i++) {
+        int32 attempt = DatumGetInt32(ResultValue(i, 2));
+        bool dead = attempt >= DatumGetInt32(ResultValue(i, 3));
+        ids[i] = ResultValue(i, 1);
+        states[i] = CStringGetTextDatum(dead ? "failed" : "ready");
+        run_at_nulls[i] = dead;
+        run_ats[i] = dead ? 0
+                          : TimestampTzGetDatum(AfterBackoff(now, attempt, ResultValue(i, 4),
+                                                             ResultValue(i, 5)));
+        CountTransition(DatumGetInt32(ResultValue(i, 7)),
+                        dead ? Transition::kReapDead : Transition::kReapRetry);
+        if (!dead)  // its queue's waiters wake once this batch commits
+            NoteJobsReady(TextDatumGetCString(ResultValue(i, 6)), 1,
+                          DatumGetTimestampTz(run_ats[i]));
+        else  // and so do the job's own (await_jobs)
+            NoteJobFinished(DatumGetInt64(ids[i]));
+    }
+    int dims[1] = {(int) n};
+    int lbs[1] = {1};
+    Datum update[5] = {
+        PointerGetDatum(Int8Array(ids, (int) n)),
+        PointerGetDatum(construct_array(states, (int) n, TEXTOID, -1, false, TYPALIGN_INT)),
+        PointerGetDatum(construct_md_array(run_ats, run_at_nulls, 1, dims, lbs, TIMESTAMPTZOID,
+                                           8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)),
+        TimestampTzGetDatum(now), CStringGetTextDatum(why)};
+    Execute(JobsHaveOwnerColumn() ? &kReturnOwnedRunning : &kReturnRunning, update, nullptr);
+}
+
 }  // namespace
 
 int64 ReapExpiredBatch(text *queue, int limit)
@@ -95,38 +157,7 @@ int64 ReapExpiredFrom(text *queue, int limit, LeaseScan *scan)
     Datum find[4] = {TimestampTzGetDatum(now), PointerGetDatum(queue), Int32GetDatum(limit),
                      TimestampTzGetDatum(scan ? scan->from : DT_NOBEGIN)};
     uint64 n = Execute(&kLockExpired, find, queue ? nullptr : " n  ");
-    if (n > 0) {
-        Datum *ids = (Datum *) palloc(sizeof(Datum) * n);
-        Datum *states = (Datum *) palloc(sizeof(Datum) * n);
-        Datum *run_ats = (Datum *) palloc(sizeof(Datum) * n);
-        bool *run_at_nulls = (bool *) palloc(sizeof(bool) * n);
-        for (uint64 i = 0; i < n; i++) {
-            int32 attempt = DatumGetInt32(ResultValue(i, 2));
-            bool dead = attempt >= DatumGetInt32(ResultValue(i, 3));
-            ids[i] = ResultValue(i, 1);
-            states[i] = CStringGetTextDatum(dead ? "failed" : "ready");
-            run_at_nulls[i] = dead;
-            run_ats[i] = dead ? 0
-                              : TimestampTzGetDatum(AfterBackoff(now, attempt, ResultValue(i, 4),
-                                                                 ResultValue(i, 5)));
-            CountTransition(DatumGetInt32(ResultValue(i, 7)),
-                            dead ? Transition::kReapDead : Transition::kReapRetry);
-            if (!dead)  // its queue's waiters wake once this batch commits
-                NoteJobsReady(TextDatumGetCString(ResultValue(i, 6)), 1,
-                              DatumGetTimestampTz(run_ats[i]));
-            else  // and so do the job's own (await_jobs)
-                NoteJobFinished(DatumGetInt64(ids[i]));
-        }
-        int dims[1] = {(int) n};
-        int lbs[1] = {1};
-        Datum update[4] = {
-            PointerGetDatum(Int8Array(ids, (int) n)),
-            PointerGetDatum(construct_array(states, (int) n, TEXTOID, -1, false, TYPALIGN_INT)),
-            PointerGetDatum(construct_md_array(run_ats, run_at_nulls, 1, dims, lbs, TIMESTAMPTZOID,
-                                               8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)),
-            TimestampTzGetDatum(now)};
-        Execute(&kReturnExpired, update, nullptr);
-    }
+    ReturnLocked(n, now, "lease expired");
     if (scan != nullptr) {
         scan->next_from = scan->from;  // a full batch: the next one starts here again
         if (n < (uint64) limit) {
@@ -139,6 +170,25 @@ int64 ReapExpiredFrom(text *queue, int limit, LeaseScan *scan)
             scan->next_from = Max(scan->next_from, scan->from);
         }
     }
+    FinishSpi();
+    return (int64) n;
+}
+
+int64 ReapDisconnectedBatch(text *queue, int limit)
+{
+    // Without the preload no session lists a token (and none could claim
+    // with release_on_disconnect); a database not yet updated has no owners.
+    if (!OwnersAvailable() || !JobsHaveOwnerColumn())
+        return 0;
+    ConnectSpi();
+    TimestampTz now = ClockNow();
+    // Read before the statement's snapshot is taken: a row that snapshot
+    // shows was claimed by a session that had listed its token by then.
+    LiveOwners live = ListLiveOwners();
+    Datum find[4] = {Int64GetDatum(live.newest), PointerGetDatum(Int8Array(live.tokens, live.n)),
+                     PointerGetDatum(queue), Int32GetDatum(limit)};
+    uint64 n = Execute(&kLockDisconnected, find, queue ? nullptr : "  n ");
+    ReturnLocked(n, now, "session ended");
     FinishSpi();
     return (int64) n;
 }
@@ -197,7 +247,8 @@ int64 RunAllBatches(int64 (*batch)(text *, int), text *queue, const char *done)
 
 int64 ReapExpired(text *queue)
 {
-    return RunAllBatches(ReapExpiredBatch, queue, "returned the expired leases of");
+    return RunAllBatches(ReapDisconnectedBatch, queue, "released the ended sessions' claims on") +
+           RunAllBatches(ReapExpiredBatch, queue, "returned the expired leases of");
 }
 
 int64 PurgeFinished(text *queue)

@@ -27,12 +27,19 @@ struct LeaseScan {
 };
 int64 ReapExpiredFrom(text *queue, int limit, LeaseScan *scan);
 
+// Returns up to `limit` running jobs claimed with release_on_disconnect whose
+// session has ended (owners/owners.hpp) as ReapExpiredBatch returns expired
+// ones, with "session ended" as the attempt's error, whatever their lease
+// says. Nothing without the preload or the owner_session column.
+int64 ReapDisconnectedBatch(text *queue, int limit);
+
 // Deletes up to `limit` done, failed and cancelled jobs that finished longer
 // ago than their queue's retention (failed ones: its failed_retention, when
 // set), skipping rows other sessions hold.
 int64 PurgeFinishedBatch(text *queue, int limit);
 
-// The SQL functions reap() and purge(): batches until nothing is left, all in
+// The SQL functions reap() (ended sessions' claims, then expired leases) and
+// purge(): batches until nothing is left, all in
 // the caller's transaction (a function cannot commit between batches; the
 // worker commits after each one).
 int64 ReapExpired(text *queue);

@@ -11,7 +11,7 @@ namespace {
 
 shmem_request_hook_type prev_shmem_request_hook = nullptr;
 shmem_startup_hook_type prev_shmem_startup_hook = nullptr;
-constexpr int kMaxRegions = 4;
+constexpr int kMaxRegions = 8;
 const SharedRegion *regions[kMaxRegions];
 int nregions = 0;
 

@@ -55,7 +55,11 @@ CREATE TABLE claimqueue.jobs (
     last_error       text,
     payload          jsonb NOT NULL,
     pos              bigint,       -- claim position while ready and due (0.3.0, jobs_ready_idx)
-    result           jsonb         -- what complete() stored (0.4.0); NULL: none
+    result           jsonb,        -- what complete() stored (0.4.0); NULL: none
+    -- 0.5.0: the owner token of a claim made with release_on_disconnect (the
+    -- claiming session, src/owners/README.md); NULL: the claim lives until its
+    -- lease. Set by the claim's own row update, cleared when it stops running.
+    owner_session    bigint
 );
 COMMENT ON TABLE claimqueue.jobs IS 'claimqueue jobs, all states';
 
@@ -79,6 +83,10 @@ CREATE INDEX jobs_scheduled_idx ON claimqueue.jobs (queue_id, run_at)
 -- however few running jobs the statistics last saw.
 CREATE INDEX jobs_running_idx ON claimqueue.jobs (lease_expires_at)
     WHERE state = 'running' AND lease_expires_at IS NOT NULL;
+-- Claims that die with their session (0.5.0): the reaper finds the running
+-- jobs whose owner session has ended without reading the others.
+CREATE INDEX jobs_owned_idx ON claimqueue.jobs (owner_session)
+    WHERE state = 'running' AND owner_session IS NOT NULL;
 -- One live job per dedup key and queue; finished jobs free the key.
 CREATE UNIQUE INDEX jobs_dedup_idx ON claimqueue.jobs (queue_id, dedup_key)
     WHERE dedup_key IS NOT NULL AND state IN ('ready', 'running');

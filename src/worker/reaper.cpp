@@ -165,7 +165,7 @@ int64 SchedulesBatch(text *, int limit)
 // One pass; false when the extension is gone (the reaper then exits).
 bool RunPass()
 {
-    int64 reaped = 0, purged = 0, promoted = 0, swept = 0, floors = 0, schedules = 0,
+    int64 reaped = 0, released = 0, purged = 0, promoted = 0, swept = 0, floors = 0, schedules = 0,
           recounted = 0;
     scheduled_jobs = 0;
     TimestampTz now = GetCurrentTimestamp();
@@ -176,6 +176,11 @@ bool RunPass()
     // the last pass is reaped in this one if its lease has ended.
     if (max_prepared_xacts > 0 &&
         !RunBatches(LiftFloorsBatch, "claimqueue reaper: checking prepared transactions", &floors))
+        return false;
+    // Claims of ended sessions (release_on_disconnect) first: an exiting
+    // session wakes this reaper, which is what it woke it for.
+    if (!RunBatches(ReapDisconnectedBatch, "claimqueue reaper: returning claims of ended sessions",
+                    &released))
         return false;
     next_lease_mark = lease_mark;
     if (!RunBatches(ReapFromMark, "claimqueue reaper: returning expired leases", &reaped))
@@ -195,6 +200,9 @@ bool RunPass()
         ereport(LOG, (errmsg("claimqueue reaper: returned %lld expired leases, purged %lld "
                              "finished jobs past retention",
                              (long long) reaped, (long long) purged)));
+    if (released > 0)
+        ereport(LOG, (errmsg("claimqueue reaper: returned %lld jobs whose claiming session ended",
+                             (long long) released)));
     if (scheduled_jobs > 0)
         ereport(DEBUG1, (errmsg("claimqueue reaper: enqueued %lld scheduled jobs",
                                 (long long) scheduled_jobs)));
@@ -204,7 +212,7 @@ bool RunPass()
         slot->state = ReaperState::kRunning;
     slot->failures = 0;
     slot->passes++;
-    slot->jobs_reaped += reaped;
+    slot->jobs_reaped += reaped + released;
     slot->jobs_purged += purged;
     slot->last_pass_at = GetCurrentTimestamp();
     slot->last_error[0] = '\0';

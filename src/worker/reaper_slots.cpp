@@ -89,4 +89,15 @@ void WakeLauncherLocked()
         SetLatch(shared->launcher_latch);
 }
 
+void WakeReaper(Oid database)
+{
+    if (shared == nullptr)
+        return;
+    LWLockAcquire(shared->lock, LW_SHARED);
+    ReaperSlot *slot = FindSlot(database);
+    if (slot != nullptr && slot->latch != nullptr)
+        SetLatch(slot->latch);
+    LWLockRelease(shared->lock);
+}
+
 }  // namespace claimqueue

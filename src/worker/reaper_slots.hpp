@@ -75,4 +75,8 @@ void RequestStopLocked(ReaperSlot *slot);
 // Sets the launcher's latch, if a launcher runs. The caller holds the lock.
 void WakeLauncherLocked();
 
+// Sets the latch of `database`'s reaper, if one runs, so its next pass starts
+// now (a session whose claims die with it has ended). Takes the lock.
+void WakeReaper(Oid database);
+
 }  // namespace claimqueue

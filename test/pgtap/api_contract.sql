@@ -31,7 +31,7 @@ FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extna
 WHERE e.extname = 'pgtap' \gset
 SET LOCAL search_path = :"cq", :"tap", public;
 
-SELECT plan(415);
+SELECT plan(419);
 
 -- ---------------------------------------------------------------------------
 -- The API: one row per SQL function, with the contract it must keep.
@@ -65,8 +65,9 @@ INSERT INTO api VALUES
      '{text,jsonb[],"timestamp with time zone",integer,integer}', 'setof bigint',
      'queue text, payloads jsonb[], run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, '
      'priority integer DEFAULT 0, max_attempts integer DEFAULT NULL::integer'),
- (6, 'dequeue', '{text,text,integer,interval}', 'setof record',
-     'queue text, worker text, batch integer DEFAULT 1, lease interval DEFAULT NULL::interval'),
+ (6, 'dequeue', '{text,text,integer,interval,boolean}', 'setof record',
+     'queue text, worker text, batch integer DEFAULT 1, lease interval DEFAULT NULL::interval, '
+     'release_on_disconnect boolean DEFAULT false'),
  (7, 'complete', '{bigint,integer,jsonb}', 'void',
      'id bigint, attempt integer, result jsonb DEFAULT NULL::jsonb'),
  (8, 'fail', '{bigint,integer,text,interval}', 'text',
@@ -89,9 +90,9 @@ INSERT INTO api VALUES
      'queue text, privilege text, role text'),
  (17, 'next_due', '{text}', 'timestamp with time zone',
      'queue text'),
- (18, 'complete_and_dequeue', '{bigint,integer,text,text,integer,interval,jsonb}', 'setof record',
+ (18, 'complete_and_dequeue', '{bigint,integer,text,text,integer,interval,jsonb,boolean}', 'setof record',
      'id bigint, attempt integer, queue text, worker text, batch integer DEFAULT 1, lease interval DEFAULT NULL::interval, '
-     'result jsonb DEFAULT NULL::jsonb'),
+     'result jsonb DEFAULT NULL::jsonb, release_on_disconnect boolean DEFAULT false'),
  (19, 'pause_queue', '{text}', 'boolean',
      'name text'),
  (20, 'resume_queue', '{text}', 'boolean',
@@ -166,12 +167,12 @@ FROM api ORDER BY ord;
 
 -- dequeue's result columns are part of the contract too.
 SELECT is(pg_catalog.pg_get_function_result(
-              pg_catalog.to_regprocedure(format('%I.dequeue(text,text,integer,interval)', :'cq'))),
+              pg_catalog.to_regprocedure(format('%I.dequeue(text,text,integer,interval,boolean)', :'cq'))),
           'TABLE(id bigint, payload jsonb, attempt integer, max_attempts integer, priority integer, '
           'lease_expires_at timestamp with time zone, enqueued_at timestamp with time zone)',
           'dequeue() returns TABLE(id, payload, attempt, max_attempts, priority, lease_expires_at, enqueued_at)');
 SELECT is(pg_catalog.pg_get_function_result(
-              pg_catalog.to_regprocedure(format('%I.complete_and_dequeue(bigint,integer,text,text,integer,interval,jsonb)', :'cq'))),
+              pg_catalog.to_regprocedure(format('%I.complete_and_dequeue(bigint,integer,text,text,integer,interval,jsonb,boolean)', :'cq'))),
           'TABLE(id bigint, payload jsonb, attempt integer, max_attempts integer, priority integer, '
           'lease_expires_at timestamp with time zone, enqueued_at timestamp with time zone)',
           'complete_and_dequeue() returns the same columns as dequeue()');
@@ -187,6 +188,12 @@ SELECT hasnt_function(:'cq', 'complete_batch', ARRAY['bigint[]', 'integer[]'],
                       'complete_batch(bigint[], integer[]) of 0.3.0 is gone');
 SELECT hasnt_function(:'cq', 'complete_and_dequeue', ARRAY['bigint', 'integer', 'text', 'text', 'integer', 'interval'],
                       'complete_and_dequeue() of 0.3.0 (six arguments) is gone');
+-- 0.5.0 added release_on_disconnect as the last argument: the 0.4.0
+-- signatures are gone (an overload would make the short calls ambiguous).
+SELECT hasnt_function(:'cq', 'dequeue', ARRAY['text', 'text', 'integer', 'interval'],
+                      'dequeue() of 0.4.0 (four arguments) is gone');
+SELECT hasnt_function(:'cq', 'complete_and_dequeue', ARRAY['bigint', 'integer', 'text', 'text', 'integer', 'interval', 'jsonb'],
+                      'complete_and_dequeue() of 0.4.0 (seven arguments) is gone');
 SELECT is(pg_catalog.to_regprocedure(format('%I.complete(bigint,integer,jsonb)', :'cq'))::oid,
           (SELECT p.oid FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
            WHERE n.nspname = :'cq' AND p.proname = 'complete'),
@@ -221,7 +228,7 @@ SELECT set_eq(
              UNION ALL
              SELECT format('%%I.%%s', %L, f)::regprocedure::text FROM unnest(%L::text[]) AS f
              UNION ALL
-             SELECT format('%%I.dequeue_wait(text,text,integer,interval,interval,jsonb)', %L)::regprocedure::text
+             SELECT format('%%I.dequeue_wait(text,text,integer,interval,interval,jsonb,boolean)', %L)::regprocedure::text
              UNION ALL
              SELECT format('%%I.await_jobs(bigint[],interval,jsonb)', %L)::regprocedure::text
              UNION ALL
@@ -273,7 +280,7 @@ SELECT results_eq(
              ('started_at', 'timestamp with time zone'), ('finished_at', 'timestamp with time zone'),
              ('lease_expires_at', 'timestamp with time zone'), ('worker', 'text'),
              ('dedup_key', 'text'), ('last_error', 'text'), ('payload', 'jsonb'), ('pos', 'bigint'),
-             ('result', 'jsonb')$$,
+             ('result', 'jsonb'), ('owner_session', 'bigint')$$,
     'claimqueue.jobs has the documented columns, types and order');
 SELECT table_privs_are('claimqueue', 'queues', 'public', '{}'::name[],
                        'PUBLIC has no privileges on claimqueue.queues');
@@ -285,6 +292,7 @@ SELECT has_index('claimqueue', 'jobs', 'jobs_scheduled_idx', ARRAY['queue_id', '
 SELECT has_index('claimqueue', 'jobs', 'jobs_running_idx', ARRAY['lease_expires_at']);
 SELECT has_index('claimqueue', 'jobs', 'jobs_dedup_idx', ARRAY['queue_id', 'dedup_key']);
 SELECT has_index('claimqueue', 'jobs', 'jobs_finished_idx', ARRAY['queue_id', 'state', 'finished_at']);
+SELECT has_index('claimqueue', 'jobs', 'jobs_owned_idx', ARRAY['owner_session']);
 SELECT is(pg_catalog.pg_get_indexdef('claimqueue.jobs_ready_idx'::regclass),
           'CREATE INDEX jobs_ready_idx ON claimqueue.jobs USING btree (queue_id, priority DESC, pos) '
           'WHERE ((state = ''ready''::text) AND (pos IS NOT NULL))',
@@ -305,6 +313,10 @@ SELECT is(pg_catalog.pg_get_indexdef('claimqueue.jobs_finished_idx'::regclass),
           'CREATE INDEX jobs_finished_idx ON claimqueue.jobs USING btree (queue_id, state, finished_at) '
           'WHERE (state = ANY (ARRAY[''done''::text, ''failed''::text, ''cancelled''::text]))',
           'jobs_finished_idx: retention order per state, partial on finished jobs');
+SELECT is(pg_catalog.pg_get_indexdef('claimqueue.jobs_owned_idx'::regclass),
+          'CREATE INDEX jobs_owned_idx ON claimqueue.jobs USING btree (owner_session) '
+          'WHERE ((state = ''running''::text) AND (owner_session IS NOT NULL))',
+          'jobs_owned_idx: running claims that die with their session, by owner');
 
 -- ---------------------------------------------------------------------------
 -- Views
@@ -406,7 +418,7 @@ ALTER FUNCTION claimqueue_tap.as_worker(text) OWNER TO claimqueue_tap_worker;
 GRANT USAGE ON SCHEMA :"cq" TO claimqueue_tap_worker;
 GRANT EXECUTE ON FUNCTION
     enqueue(text, jsonb, timestamptz, integer, integer, text),
-    dequeue(text, text, integer, interval),
+    dequeue(text, text, integer, interval, boolean),
     complete(bigint, integer, jsonb)
 TO claimqueue_tap_worker;
 SELECT is(create_queue('tap_grants'), true, 'create_queue() of a new queue returns true');

@@ -30,7 +30,7 @@ FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extna
 WHERE e.extname = 'pgtap' \gset
 SET LOCAL search_path = :"cq", :"tap", public;
 
-SELECT plan(168);
+SELECT plan(171);
 
 -- The state the matrix runs against: queue has_jobs with job 1 running
 -- (attempt 1) and jobs 2 and 3 done; the job sequence restarts so ids are known.
@@ -194,7 +194,10 @@ INSERT INTO matrix VALUES
  (139, 'SELECT schedule(''Bad Name!'', ''* * * * *'', ''has_jobs'')', '22023'),
  (140, 'SELECT unschedule(NULL)', '22004'),
  (141, 'SELECT unschedule(''nope'')', 'QC006'),
- (142, 'SELECT run_schedules(''nope'')', 'QC001')
+ (142, 'SELECT run_schedules(''nope'')', 'QC001'),
+ (143, 'SELECT * FROM dequeue(''has_jobs'', ''w'', release_on_disconnect => NULL)', '22004'),
+ (144, 'SELECT * FROM complete_and_dequeue(NULL, NULL, ''has_jobs'', ''w'', release_on_disconnect => NULL)', '22004'),
+ (145, 'CALL dequeue_wait(''has_jobs'', ''w'', wait => ''0'', jobs => NULL, release_on_disconnect => NULL)', '22004')
 ;
 
 SELECT throws_ok(call, sqlstate, NULL, format('%s raises %s', call, sqlstate))

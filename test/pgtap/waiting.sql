@@ -29,7 +29,7 @@ SET LOCAL search_path = :"cq", :"tap", public;
 
 SELECT plan(31);
 
-SELECT format('%I.dequeue_wait(text,text,integer,interval,interval,jsonb)', :'cq') AS proc \gset
+SELECT format('%I.dequeue_wait(text,text,integer,interval,interval,jsonb,boolean)', :'cq') AS proc \gset
 
 -- ---------------------------------------------------------------------------
 -- The procedure
@@ -38,8 +38,9 @@ SELECT is((SELECT prokind FROM pg_catalog.pg_proc WHERE oid = :'proc'::regproced
           'dequeue_wait() is a procedure (CALL)');
 SELECT is(pg_catalog.pg_get_function_arguments(:'proc'::regprocedure),
           'IN queue text, IN worker text, IN batch integer DEFAULT 1, IN lease interval DEFAULT NULL::interval, '
-          'IN wait interval DEFAULT ''00:00:30''::interval, INOUT jobs jsonb DEFAULT NULL::jsonb',
-          'dequeue_wait() has the documented arguments and defaults (jobs is INOUT)');
+          'IN wait interval DEFAULT ''00:00:30''::interval, INOUT jobs jsonb DEFAULT NULL::jsonb, '
+          'IN release_on_disconnect boolean DEFAULT false',
+          'dequeue_wait() has the documented arguments and defaults (jobs is INOUT, release_on_disconnect after it)');
 SELECT is((SELECT prosecdef FROM pg_catalog.pg_proc WHERE oid = :'proc'::regprocedure), false,
           'dequeue_wait() is not SECURITY DEFINER (it could not COMMIT)');
 SELECT is((SELECT proconfig FROM pg_catalog.pg_proc WHERE oid = :'proc'::regprocedure), NULL,
@@ -61,7 +62,7 @@ CREATE FUNCTION claimqueue_tap_wait.as_waiter(sql text) RETURNS text
     AS $$DECLARE r text; BEGIN EXECUTE sql INTO r; RETURN r; END$$;
 ALTER FUNCTION claimqueue_tap_wait.as_waiter(text) OWNER TO claimqueue_tap_waiter;
 GRANT USAGE ON SCHEMA :"cq" TO claimqueue_tap_waiter;
-GRANT EXECUTE ON PROCEDURE :"cq".dequeue_wait(text, text, integer, interval, interval, jsonb)
+GRANT EXECUTE ON PROCEDURE :"cq".dequeue_wait(text, text, integer, interval, interval, jsonb, boolean)
     TO claimqueue_tap_waiter;
 SELECT create_queue('tap_wait');
 SELECT enqueue('tap_wait', '{"k": 1}');
@@ -71,7 +72,7 @@ SELECT throws_ok($$SELECT claimqueue_tap_wait.as_waiter('CALL dequeue_wait(''tap
                  'EXECUTE on dequeue_wait() alone: 42501 from the dequeue() it calls');
 SELECT throws_ok($$SELECT claimqueue_tap_wait.as_waiter('SELECT next_due(''tap_wait'')')$$,
                  '42501', NULL, 'next_due() needs its own grant');
-GRANT EXECUTE ON FUNCTION dequeue(text, text, integer, interval), next_due(text)
+GRANT EXECUTE ON FUNCTION dequeue(text, text, integer, interval, boolean), next_due(text)
     TO claimqueue_tap_waiter;
 SELECT throws_ok($$SELECT claimqueue_tap_wait.as_waiter('CALL dequeue_wait(''tap_wait'', ''w'', wait => ''0'')')$$,
                  '42501', 'permission denied for queue "tap_wait"',

@@ -30,11 +30,15 @@ AS 'MODULE_PATHNAME', 'cq_enqueue_batch';
 COMMENT ON FUNCTION @extschema@.enqueue_batch(text, jsonb[], timestamptz, integer, integer)
     IS 'add one job per payload in one statement; returns the ids in payload order';
 
+-- release_on_disconnect (0.5.0): the claims die with this session; once it
+-- has ended, the reaper returns them at once instead of at the lease's end.
+-- Meant for direct connections, not a transaction-mode pooler (README.md).
 CREATE OR REPLACE FUNCTION @extschema@.dequeue(
     queue  text,
     worker text,
     batch  integer  DEFAULT 1,
-    lease  interval DEFAULT NULL)
+    lease  interval DEFAULT NULL,
+    release_on_disconnect boolean DEFAULT false)
 RETURNS TABLE (
     id               bigint,
     payload          jsonb,
@@ -46,8 +50,8 @@ RETURNS TABLE (
 LANGUAGE c VOLATILE SECURITY INVOKER ROWS 1
 SET search_path = pg_catalog, pg_temp
 AS 'MODULE_PATHNAME', 'cq_dequeue';
-COMMENT ON FUNCTION @extschema@.dequeue(text, text, integer, interval)
-    IS 'claim up to batch ready jobs (priority, then FIFO) with FOR UPDATE SKIP LOCKED; attempt is the fencing token';
+COMMENT ON FUNCTION @extschema@.dequeue(text, text, integer, interval, boolean)
+    IS 'claim up to batch ready jobs (priority, then FIFO) with FOR UPDATE SKIP LOCKED; attempt is the fencing token; release_on_disconnect: the reaper returns them once this session ends';
 
 -- result (0.4.0) is stored in the same row update that marks the job done;
 -- complete(id, attempt) stores none. One signature, not an overload: see
@@ -146,7 +150,8 @@ CREATE OR REPLACE FUNCTION @extschema@.complete_and_dequeue(
     worker  text,
     batch   integer  DEFAULT 1,
     lease   interval DEFAULT NULL,
-    result  jsonb    DEFAULT NULL)
+    result  jsonb    DEFAULT NULL,
+    release_on_disconnect boolean DEFAULT false)
 RETURNS TABLE (
     id               bigint,
     payload          jsonb,
@@ -158,8 +163,8 @@ RETURNS TABLE (
 LANGUAGE c VOLATILE SECURITY INVOKER ROWS 1
 SET search_path = pg_catalog, pg_temp
 AS 'MODULE_PATHNAME', 'cq_complete_and_dequeue';
-COMMENT ON FUNCTION @extschema@.complete_and_dequeue(bigint, integer, text, text, integer, interval, jsonb)
-    IS 'complete(id, attempt, result), then dequeue(queue, worker, batch, lease), in one call; a stale attempt raises QC003 and claims nothing; id and attempt NULL only claim';
+COMMENT ON FUNCTION @extschema@.complete_and_dequeue(bigint, integer, text, text, integer, interval, jsonb, boolean)
+    IS 'complete(id, attempt, result), then dequeue(queue, worker, batch, lease, release_on_disconnect), in one call; a stale attempt raises QC003 and claims nothing; id and attempt NULL only claim';
 
 -- Request/response and fan-in: the state, attempt, result and last error of
 -- each job, one row per element of ids, in their order. A job in a queue the
@@ -181,7 +186,7 @@ COMMENT ON FUNCTION @extschema@.job_status(bigint[])
 REVOKE ALL ON FUNCTION
     @extschema@.enqueue(text, jsonb, timestamptz, integer, integer, text),
     @extschema@.enqueue_batch(text, jsonb[], timestamptz, integer, integer),
-    @extschema@.dequeue(text, text, integer, interval),
+    @extschema@.dequeue(text, text, integer, interval, boolean),
     @extschema@.complete(bigint, integer, jsonb),
     @extschema@.complete_batch(bigint[], integer[], jsonb[]),
     @extschema@.fail(bigint, integer, text, interval),
@@ -190,6 +195,6 @@ REVOKE ALL ON FUNCTION
     @extschema@.cancel(bigint),
     @extschema@.retry_jobs(text, text[], timestamptz, integer),
     @extschema@.cancel_jobs(text, text[], timestamptz, integer),
-    @extschema@.complete_and_dequeue(bigint, integer, text, text, integer, interval, jsonb),
+    @extschema@.complete_and_dequeue(bigint, integer, text, text, integer, interval, jsonb, boolean),
     @extschema@.job_status(bigint[])
 FROM PUBLIC;

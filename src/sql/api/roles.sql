@@ -32,7 +32,7 @@ GRANT EXECUTE ON FUNCTION
     @extschema@.enqueue_batch(text, jsonb[], timestamptz, integer, integer)
 TO claimqueue_producer, claimqueue_admin;
 GRANT EXECUTE ON FUNCTION
-    @extschema@.dequeue(text, text, integer, interval),
+    @extschema@.dequeue(text, text, integer, interval, boolean),
     @extschema@.complete(bigint, integer, jsonb),
     @extschema@.complete_batch(bigint[], integer[], jsonb[]),
     @extschema@.fail(bigint, integer, text, interval),
@@ -58,9 +58,9 @@ GRANT SELECT ON @extschema@.queue_stats, @extschema@.queue_jobs, @extschema@.que
 TO claimqueue_producer, claimqueue_consumer, claimqueue_admin;
 GRANT EXECUTE ON FUNCTION
     @extschema@.next_due(text),
-    @extschema@.complete_and_dequeue(bigint, integer, text, text, integer, interval, jsonb)
+    @extschema@.complete_and_dequeue(bigint, integer, text, text, integer, interval, jsonb, boolean)
 TO claimqueue_consumer, claimqueue_admin;
-GRANT EXECUTE ON PROCEDURE @extschema@.dequeue_wait(text, text, integer, interval, interval, jsonb)
+GRANT EXECUTE ON PROCEDURE @extschema@.dequeue_wait(text, text, integer, interval, interval, jsonb, boolean)
 TO claimqueue_consumer, claimqueue_admin;
 -- Whoever may see a queue may read its jobs' results and wait for them: a
 -- producer awaits the jobs it enqueued.

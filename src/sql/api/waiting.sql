@@ -23,11 +23,12 @@ CREATE OR REPLACE PROCEDURE @extschema@.dequeue_wait(
     batch  integer  DEFAULT 1,
     lease  interval DEFAULT NULL,
     wait   interval DEFAULT '30 seconds',
-    INOUT jobs jsonb DEFAULT NULL)
+    INOUT jobs jsonb DEFAULT NULL,
+    release_on_disconnect boolean DEFAULT false)
 LANGUAGE c
 AS 'MODULE_PATHNAME', 'cq_dequeue_wait';
-COMMENT ON PROCEDURE @extschema@.dequeue_wait(text, text, integer, interval, interval, jsonb)
-    IS 'dequeue() that, when nothing is claimable, commits and sleeps until a job may be (enqueue commit, run_at, reaper) or wait runs out; jobs: jsonb array of the claimed jobs, [] if none';
+COMMENT ON PROCEDURE @extschema@.dequeue_wait(text, text, integer, interval, interval, jsonb, boolean)
+    IS 'dequeue() that, when nothing is claimable, commits and sleeps until a job may be (enqueue commit, run_at, reaper) or wait runs out; jobs: jsonb array of the claimed jobs, [] if none; release_on_disconnect as dequeue()''s (after jobs, so positional calls keep their meaning)';
 
 -- Request/response and fan-in (0.4.0): waits until every job in ids is
 -- finished (done, failed or cancelled) or timeout runs out, woken by the
@@ -65,6 +66,6 @@ REVOKE ALL ON FUNCTION
     claimqueue.waiters()
 FROM PUBLIC;
 REVOKE ALL ON PROCEDURE
-    @extschema@.dequeue_wait(text, text, integer, interval, interval, jsonb),
+    @extschema@.dequeue_wait(text, text, integer, interval, interval, jsonb, boolean),
     @extschema@.await_jobs(bigint[], interval, jsonb)
 FROM PUBLIC;
