@@ -29,7 +29,8 @@ as_server() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"
 [ "$(id -u)" != 0 ] || chown postgres "$dir"
 cleanup() {
     as_server "$bindir/pg_ctl" -D "$dir/data" -m immediate stop >/dev/null 2>&1 || true
-    rm -rf "$dir"
+    # Backends under valgrind may still be writing their files: retry.
+    rm -rf "$dir" 2>/dev/null || { sleep 3; rm -rf "$dir"; }
 }
 trap cleanup EXIT
 
