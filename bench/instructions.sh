@@ -7,7 +7,7 @@
 #
 #   bash bench/instructions.sh [WORKLOAD...]   # default: cq_drain plain_drain commit2
 #
-# WORKLOAD is a script of bench/sql without .sql. Each runs twice, LOOPS_SHORT
+# WORKLOAD is a script of bench/sql without .sql, or the path of a script. Each runs twice, LOOPS_SHORT
 # (default 500) and LOOPS_LONG (default 2500) loops, each in a backend of its
 # own; the difference of the two backends' totals over the difference of the
 # loops is the figure (start-up and the first-call caches cancel out).
@@ -15,7 +15,8 @@
 # postmaster under callgrind (everything ~50x slower: a few minutes in all).
 # Run as root it runs the server as postgres. EXTENSION_DESTDIR=DIR measures a
 # build installed with `make install DESTDIR=DIR` instead (Debian's
-# extension_destdir), so the shared install stays as it is.
+# extension_destdir), so the shared install stays as it is. SETUP_SQL='...'
+# runs once after the benchmark's tables are made (an experiment's objects).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 workloads=${*:-cq_drain plain_drain commit2}
@@ -58,13 +59,17 @@ as_server bash -c "valgrind --tool=callgrind --trace-children=yes \
 q() { as_server psql -X -q -h "$dir" -p 5499 -d postgres -v ON_ERROR_STOP=1 "$@"; }
 for _ in $(seq 300); do q -c 'SELECT 1' >/dev/null 2>&1 && break; sleep 1; done
 q -f "$here/sql/schema.sql" >/dev/null
+[ -z "${SETUP_SQL:-}" ] || q -c "$SETUP_SQL" >/dev/null
+
+# A workload is a script of bench/sql, or a path to one of your own.
+workload_file() { case $1 in */*) echo "$1" ;; *) echo "$here/sql/$1.sql" ;; esac; }
 
 # total LOOPS WORKLOAD: the instruction count of one pgbench backend.
 total() {
     local loops=$1 w=$2 extra=() pid file
     [ "$w" != cq_onecall ] || extra=(-D id=0 -D attempt=0)
     (cd "$dir" && as_server "$bindir/pgbench" -n -M prepared -c 1 -t "$loops" "${extra[@]}" \
-        -h "$dir" -p 5499 -f "$here/sql/$w.sql" postgres >"$dir/pgbench.log" 2>&1) ||
+        -h "$dir" -p 5499 -f "$(workload_file "$w")" postgres >"$dir/pgbench.log" 2>&1) ||
         { cat "$dir/pgbench.log" >&2; exit 1; }
     # pgbench's last connection is the one that ran the loops; callgrind
     # writes its file when that backend exits.

@@ -3,6 +3,7 @@
 
 extern "C" {
 #include "access/detoast.h"
+#include "access/transam.h"
 #include "access/heapam.h"
 #include "access/table.h"
 #include "access/tableam.h"
@@ -11,11 +12,13 @@ extern "C" {
 #include "executor/executor.h"
 #include "utils/fmgroids.h"
 #include "utils/memutils.h"
+#include "utils/relcache.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 }
 
 #include "pg/compat.hpp"
+#include "pg/search_path.hpp"
 
 namespace claimqueue {
 namespace {
@@ -53,6 +56,7 @@ struct Writer {
     TupleTableSlot *lock_slot;  // the version locked
     TupleTableSlot *new_slot;   // the version written
     bool plain;                 // no row triggers, no generated columns: update directly
+    bool runs_added_code;       // a write may run code someone added to the table
     bool in_use;
     // The columns the version being written sets (bit per Column), and the
     // updated-column sets published for them (see PublishUpdatedColumns).
@@ -86,6 +90,45 @@ Oid JobsRelid()
 }
 
 // Builds a writer for `rel` (open), with its indexes open. In `parent`'s care.
+bool IsAddedFunction(Oid function, void *)
+{
+    return function >= FirstNormalObjectId;
+}
+
+// Whether an expression tree calls a function that is not built in.
+bool CallsAddedFunction(Node *node, void *context)
+{
+    if (node == nullptr)
+        return false;
+    if (check_functions_in_node(node, IsAddedFunction, context))
+        return true;
+    return WalkExpression(node, CallsAddedFunction, context);
+}
+
+// Whether writing a row may call a function that is not built in: one named
+// by a CHECK constraint, an index's expression or predicate, or an index whose
+// access method or operator families someone added (their support functions).
+// claimqueue's own table has none; a trigger is checked by the caller.
+bool RunsAddedCode(Relation rel, ResultRelInfo *rri)
+{
+    TupleConstr *constr = rel->rd_att->constr;
+    for (int i = 0; constr != nullptr && i < constr->num_check; i++)
+        if (CallsAddedFunction((Node *) stringToNode(constr->check[i].ccbin), nullptr))
+            return true;
+    for (int i = 0; i < rri->ri_NumIndices; i++) {
+        Relation index = rri->ri_IndexRelationDescs[i];
+        if (index->rd_rel->relam >= FirstNormalObjectId || index->rd_index->indisexclusion)
+            return true;
+        for (int k = 0; k < IndexRelationGetNumberOfKeyAttributes(index); k++)
+            if (index->rd_opfamily[k] >= FirstNormalObjectId)
+                return true;
+        if (CallsAddedFunction((Node *) RelationGetIndexExpressions(index), nullptr) ||
+            CallsAddedFunction((Node *) RelationGetIndexPredicate(index), nullptr))
+            return true;
+    }
+    return false;
+}
+
 Writer *Build(Relation rel, MemoryContext parent)
 {
     MemoryContext context =
@@ -133,6 +176,7 @@ Writer *Build(Relation rel, MemoryContext parent)
     w->new_slot = ExecInitExtraTupleSlot(w->estate, desc, &TTSOpsVirtual);
     w->plain = w->rri->ri_TrigDesc == nullptr &&
                !(rel->rd_att->constr && rel->rd_att->constr->has_generated_stored);
+    w->runs_added_code = !w->plain || RunsAddedCode(rel, w->rri);
     MemoryContextSwitchTo(caller);
     return w;
 }
@@ -172,6 +216,7 @@ struct JobRows {
     Snapshot snapshot;
     EPQState epq;
     bool have_found;    // scan_slot holds the job FindRunningJob found
+    int search_path_level;  // PinSearchPath's, while the writes may run added code
 };
 
 // Relation changes (the session module calls it): the kept writer goes when
@@ -229,6 +274,10 @@ JobRows *OpenJobRows()
     }
     Writer *w = rows->writer;
     w->in_use = true;
+    // Added code (a trigger, say) runs with the owner's rights during this
+    // call: under the pinned search_path, as the API's SET clause used to.
+    if (w->runs_added_code)
+        rows->search_path_level = PinSearchPath();
     w->rri->ri_RelationDesc = rel;
     w->estate->es_relations[0] = rel;
     // A publication that publishes updates needs a replica identity (the
@@ -286,6 +335,7 @@ void CloseJobRows(JobRows *rows)
         FreeExecutorState(w->estate);
         Discard(w);
     }
+    UnpinSearchPath(rows->search_path_level);
     pfree(rows);
 }
 

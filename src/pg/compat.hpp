@@ -9,6 +9,7 @@ extern "C" {
 #include "access/tableam.h"
 #include "executor/executor.h"
 #include "nodes/bitmapset.h"
+#include "nodes/nodeFuncs.h"
 #include "parser/parse_relation.h"
 #include "storage/lock.h"
 #include "storage/proc.h"
@@ -30,6 +31,15 @@ inline int MyProcIndex()
 #else
     return MyProc->pgprocno;
 #endif
+}
+
+// expression_tree_walker over an expression with a typed walker. Up to 15 the
+// walker argument is declared bool (*)(), from 16 a macro casts it to
+// tree_walker_callback; the cast below suits both.
+using ExpressionWalker = bool (*)(Node *, void *);
+inline bool WalkExpression(Node *node, ExpressionWalker walker, void *context)
+{
+    return expression_tree_walker(node, (bool (*)()) walker, context);
 }
 
 // Whether this backend holds the lock in exactly this mode. 17 added the

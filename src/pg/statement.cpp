@@ -1,6 +1,8 @@
 // Prepared SPI statements (see statement.hpp).
 #include "pg/statement.hpp"
 
+#include "pg/search_path.hpp"
+
 extern "C" {
 #include "executor/tstoreReceiver.h"
 #include "nodes/params.h"
@@ -94,15 +96,59 @@ ArrayType *Int8Array(Datum *values, int n)
     return construct_array(values, n, INT8OID, sizeof(int64), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
 }
 
+namespace {
+
+// The search_path pins of the open SPI connections, innermost last: each
+// FinishSpi undoes its ConnectSpi's pin. An error undoes the pins itself (the
+// abort of the transaction or subtransaction restores the setting), so the
+// callbacks below only forget the entries it left.
+struct SpiPin {
+    int guc_level;
+    SubTransactionId subtransaction;
+};
+constexpr int kMaxSpiPins = 64;
+SpiPin spi_pins[kMaxSpiPins];
+int nspi_pins = 0;
+
+void ForgetSpiPins(XactEvent, void *)
+{
+    nspi_pins = 0;
+}
+
+void ForgetSubtransactionSpiPins(SubXactEvent event, SubTransactionId subtransaction,
+                                 SubTransactionId, void *)
+{
+    if (event != SUBXACT_EVENT_ABORT_SUB)
+        return;
+    // Subtransaction ids grow: the aborted one's entries and its children's.
+    while (nspi_pins > 0 && spi_pins[nspi_pins - 1].subtransaction >= subtransaction)
+        nspi_pins--;
+}
+
+}  // namespace
+
 void ConnectSpi()
 {
+    static bool callbacks_registered = false;
+    if (!callbacks_registered) {
+        RegisterXactCallback(ForgetSpiPins, nullptr);
+        RegisterSubXactCallback(ForgetSubtransactionSpiPins, nullptr);
+        callbacks_registered = true;
+    }
+    if (nspi_pins >= kMaxSpiPins)
+        elog(ERROR, "claimqueue: more than %d nested SPI connections", kMaxSpiPins);
     int rc = SPI_connect();
     if (rc != SPI_OK_CONNECT)
         elog(ERROR, "claimqueue: SPI_connect failed: %s", SPI_result_code_string(rc));
+    spi_pins[nspi_pins].subtransaction = GetCurrentSubTransactionId();
+    spi_pins[nspi_pins].guc_level = PinSearchPath();
+    nspi_pins++;
 }
 
 void FinishSpi()
 {
+    if (nspi_pins > 0)
+        UnpinSearchPath(spi_pins[--nspi_pins].guc_level);
     int rc = SPI_finish();
     if (rc != SPI_OK_FINISH)
         elog(ERROR, "claimqueue: SPI_finish failed: %s", SPI_result_code_string(rc));

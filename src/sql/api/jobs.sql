@@ -2,6 +2,14 @@
 -- next claim in one call, each with an optional result), fail, heartbeat,
 -- retry, cancel, retry and cancel in bulk, and the status and result of
 -- finished jobs (job_status).
+--
+-- The hot path (dequeue, complete, complete_batch, complete_and_dequeue, fail,
+-- heartbeat) has no SET search_path: these functions run no SQL of their own
+-- on the way, and the clause's parse, save and restore cost 6.6 % of a drained
+-- job (bench/README.md, "Instructions per job"). They pin search_path in C
+-- wherever a name can be resolved: around every SPI statement a claim may run
+-- (src/pg/search_path.hpp) and around their row writes when claimqueue.jobs
+-- has a trigger or an added expression (run as the extension's owner).
 
 CREATE OR REPLACE FUNCTION @extschema@.enqueue(
     queue        text,
@@ -48,7 +56,6 @@ RETURNS TABLE (
     lease_expires_at timestamptz,
     enqueued_at      timestamptz)
 LANGUAGE c VOLATILE SECURITY INVOKER ROWS 1
-SET search_path = pg_catalog, pg_temp
 AS 'MODULE_PATHNAME', 'cq_dequeue';
 COMMENT ON FUNCTION @extschema@.dequeue(text, text, integer, interval, boolean)
     IS 'claim up to batch ready jobs (priority, then FIFO) with FOR UPDATE SKIP LOCKED; attempt is the fencing token; release_on_disconnect: the reaper returns them once this session ends';
@@ -59,7 +66,6 @@ COMMENT ON FUNCTION @extschema@.dequeue(text, text, integer, interval, boolean)
 CREATE OR REPLACE FUNCTION @extschema@.complete(id bigint, attempt integer, result jsonb DEFAULT NULL)
 RETURNS void
 LANGUAGE c VOLATILE SECURITY INVOKER
-SET search_path = pg_catalog, pg_temp
 AS 'MODULE_PATHNAME', 'cq_complete';
 COMMENT ON FUNCTION @extschema@.complete(bigint, integer, jsonb)
     IS 'mark a running job done, storing result (NULL: none); raises QC003 (stale_claim) unless it is still running under this attempt';
@@ -72,7 +78,6 @@ CREATE OR REPLACE FUNCTION @extschema@.complete_batch(
     results  jsonb[] DEFAULT NULL)
 RETURNS void
 LANGUAGE c VOLATILE SECURITY INVOKER
-SET search_path = pg_catalog, pg_temp
 AS 'MODULE_PATHNAME', 'cq_complete_many';
 COMMENT ON FUNCTION @extschema@.complete_batch(bigint[], integer[], jsonb[])
     IS 'complete up to 1000 running jobs in one statement, all or nothing, results[i] the result of ids[i] (NULL: none); QC003 names the first one no longer held';
@@ -84,7 +89,6 @@ CREATE OR REPLACE FUNCTION @extschema@.fail(
     retry_in interval DEFAULT NULL)
 RETURNS text
 LANGUAGE c VOLATILE SECURITY INVOKER
-SET search_path = pg_catalog, pg_temp
 AS 'MODULE_PATHNAME', 'cq_fail';
 COMMENT ON FUNCTION @extschema@.fail(bigint, integer, text, interval)
     IS 'record a failed attempt: back to ready after a backoff (or retry_in), or failed when attempts are used up; returns the new state';
@@ -92,7 +96,6 @@ COMMENT ON FUNCTION @extschema@.fail(bigint, integer, text, interval)
 CREATE OR REPLACE FUNCTION @extschema@.heartbeat(id bigint, attempt integer, extend interval DEFAULT NULL)
 RETURNS timestamptz
 LANGUAGE c VOLATILE SECURITY INVOKER
-SET search_path = pg_catalog, pg_temp
 AS 'MODULE_PATHNAME', 'cq_heartbeat';
 COMMENT ON FUNCTION @extschema@.heartbeat(bigint, integer, interval)
     IS 'extend the lease of a running job (by the queue''s lease, or extend); returns the new expiry';
@@ -161,7 +164,6 @@ RETURNS TABLE (
     lease_expires_at timestamptz,
     enqueued_at      timestamptz)
 LANGUAGE c VOLATILE SECURITY INVOKER ROWS 1
-SET search_path = pg_catalog, pg_temp
 AS 'MODULE_PATHNAME', 'cq_complete_and_dequeue';
 COMMENT ON FUNCTION @extschema@.complete_and_dequeue(bigint, integer, text, text, integer, interval, jsonb, boolean)
     IS 'complete(id, attempt, result), then dequeue(queue, worker, batch, lease, release_on_disconnect), in one call; a stale attempt raises QC003 and claims nothing; id and attempt NULL only claim';
