@@ -5,7 +5,8 @@
 # expired lease, the server restarts (the step onto a new library), work goes
 # on, then ALTER EXTENSION claimqueue UPDATE commits while other sessions are
 # mid-way (a warm session with a claim in hand, an open transaction, a waiting
-# dequeue_wait): each goes on without an error, and the current API works.
+# dequeue_wait): each goes on without an error, and the current API works,
+# the new version's features included (release_on_disconnect).
 # Every job is counted at the end. Versions older than the previous release
 # stay refused. Every wait polls with a deadline.
 #
@@ -237,7 +238,7 @@ my @in_tx = split /\|/, $tx->query_safe(q{SELECT id || '|' || attempt FROM deque
 # A worker asleep in dequeue_wait.
 my $waiter = $node->background_psql('app', on_error_stop => 0);
 $waiter->query_safe(q{SET application_name = 'waiter'});
-$waiter->query_until(qr/started/, "\\echo started\nCALL dequeue_wait('wake', 'waiter', wait => '60s');\n\\echo returned\n");
+$waiter->query_until(qr/started/, "\\echo started\nCALL dequeue_wait('wake', 'waiter', lease => '1 hour', wait => '60s');\n\\echo returned\n");
 ok($node->poll_query_until('app', q{SELECT count(*) FROM pg_stat_activity a JOIN claimqueue.waiters() w USING (pid)
 	WHERE a.application_name = 'waiter' AND a.wait_event_type = 'Extension'}, '1'), 'a worker waits in dequeue_wait');
 
@@ -291,6 +292,15 @@ enqueued(app(q{SELECT enqueue_batch('work', ARRAY['{"n": 14}', '{"n": 15}']::jso
 my $drained = app(q{WITH c AS (SELECT id, attempt FROM dequeue('work', 'w4', 100))
 	SELECT count(*) FROM c, LATERAL complete(c.id, c.attempt)});
 cmp_ok($drained, '>=', 2, "dequeue and complete at $current");
+# 0.5.0's claims that die with their session (release_on_disconnect), which
+# the previous release does not have: a claim whose session ends comes back.
+my $owned = enqueued(app(q{SELECT create_queue('owned'); SELECT enqueue('owned', '{}')}));
+my $owner = $node->background_psql('app');
+is($owner->query_safe(q{SELECT id FROM dequeue('owned', 'owner', lease => '1 hour', release_on_disconnect => true)}),
+	$owned, "a claim with release_on_disconnect at $current");
+$owner->quit;
+ok($node->poll_query_until('app', "SELECT state || ' ' || (last_error LIKE 'session ended%') FROM claimqueue.jobs WHERE id = $owned",
+	'ready true'), 'comes back when its session ends');
 app(qq{SELECT complete($waited[0], $waited[1])});
 is(app(q{SELECT count(*) FROM queue_jobs WHERE queue = 'work' AND state <> 'done'}), '1',
 	'every job of work is done but the one delayed an hour');
@@ -305,7 +315,7 @@ is(app(qq{SELECT count(*) FROM claimqueue.jobs WHERE NOT id = ANY('{$ids}')
 is(app(q{SELECT string_agg(state || ' ' || n, ', ' ORDER BY state) FROM
 	(SELECT regexp_replace(q.name, '[0-9]+$', '') || ':' || state AS state, count(*) AS n
 	 FROM claimqueue.jobs j JOIN claimqueue.queues q USING (queue_id) WHERE q.name <> 'ticks' GROUP BY 1) s}),
-	'bulk:cancelled 2, bulk:ready 2, lease:ready 3, wake:running 1, work:done 14, work:ready 1',
+	'bulk:cancelled 2, bulk:ready 2, lease:ready 3, owned:ready 1, wake:running 1, work:done 14, work:ready 1',
 	'each in the state its calls left it');
 
 $node->stop;
