@@ -32,8 +32,12 @@ TAP_TESTS    = 1
 PROVE_TESTS  = $(sort $(wildcard test/perl/*.pl))
 
 # The version is written once, in the control file; the library knows it as
-# CLAIMQUEUE_VERSION (the schema its statements are written for).
-PG_CPPFLAGS = -I$(srcdir)/src -DCLAIMQUEUE_VERSION='"$(EXTVERSION)"'
+# CLAIMQUEUE_VERSION (the schema its statements are written for). It also
+# serves the release before it, CLAIMQUEUE_PREVIOUS_VERSION: where the last
+# update part starts (src/engine/schema_version.hpp, rolling restarts).
+EXTPREVIOUS = $(lastword $(SQL_RELEASES))
+PG_CPPFLAGS = -I$(srcdir)/src -DCLAIMQUEUE_VERSION='"$(EXTVERSION)"' \
+              -DCLAIMQUEUE_PREVIOUS_VERSION='"$(EXTPREVIOUS)"'
 PG_CXXFLAGS = -std=c++17 -Wno-register
 SHLIB_LINK  = -lstdc++
 
@@ -50,8 +54,8 @@ override autodepend = yes
 
 include $(PGXS)
 
-# The one object that uses CLAIMQUEUE_VERSION is rebuilt when the version changes.
-src/engine/schema_version.o: claimqueue.control
+# The one object that uses the versions is rebuilt when they change.
+src/engine/schema_version.o: claimqueue.control $(wildcard src/sql/updates/*.sql)
 
 # The version goes to the SQL build as it goes to the compiler; build.sh fails
 # unless src/sql/updates chains every release up to it.

@@ -85,7 +85,7 @@ void EnterAsOwner(FunctionCallInfo fcinfo, Caller *caller)
     // after EnterAsOwner, so reset now what an error would otherwise leave.
     PG_TRY();
     {
-        RequireCurrentSchema();
+        RequireServedSchema();
     }
     PG_CATCH();
     {

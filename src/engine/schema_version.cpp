@@ -1,6 +1,8 @@
 // The schema version check (see schema_version.hpp).
 #include "engine/schema_version.hpp"
 
+#include "core/versions.hpp"
+
 extern "C" {
 #include "access/genam.h"
 #include "access/htup_details.h"
@@ -15,7 +17,8 @@ extern "C" {
 namespace claimqueue {
 namespace {
 
-bool schema_current = false;
+// What RequireServedSchema found last; kAbsent: look again.
+SchemaState served = SchemaState::kAbsent;
 
 // The installed version of claimqueue in this database, or nullptr.
 char *InstalledVersion()
@@ -39,33 +42,54 @@ char *InstalledVersion()
     return version;
 }
 
+SchemaState StateOf(const char *version)
+{
+    if (version == nullptr)
+        return SchemaState::kAbsent;
+    if (strcmp(version, kSchemaVersion) == 0)
+        return SchemaState::kCurrent;
+    if (strcmp(version, kPreviousSchemaVersion) == 0)
+        return SchemaState::kPrevious;
+    return CompareVersions(version, kPreviousSchemaVersion) < 0 ? SchemaState::kOlder
+                                                                : SchemaState::kNewer;
+}
+
 }  // namespace
 
 void SchemaAtRelationChange(Oid)
 {
-    schema_current = false;
+    served = SchemaState::kAbsent;
 }
 
 SchemaState InstalledSchema()
 {
-    char *version = InstalledVersion();
-    if (version == nullptr)
-        return SchemaState::kAbsent;
-    return strcmp(version, kSchemaVersion) == 0 ? SchemaState::kCurrent : SchemaState::kOther;
+    return StateOf(InstalledVersion());
 }
 
-void RequireCurrentSchema()
+SchemaState RequireServedSchema()
 {
-    if (schema_current)
-        return;
+    if (served != SchemaState::kAbsent)
+        return served;
     char *version = InstalledVersion();
-    if (version != nullptr && strcmp(version, kSchemaVersion) != 0)
+    SchemaState state = StateOf(version);
+    if (state == SchemaState::kOlder)
         ereport(ERROR,
                 (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
                  errmsg("claimqueue's library is version %s, but this database has the extension "
                         "at version %s", kSchemaVersion, version),
+                 errdetail("This library serves databases at version %s or %s.", kSchemaVersion,
+                           kPreviousSchemaVersion),
                  errhint("Run ALTER EXTENSION claimqueue UPDATE in this database.")));
-    schema_current = version != nullptr;
+    if (state == SchemaState::kNewer)
+        ereport(ERROR,
+                (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                 errmsg("claimqueue's library is version %s, but this database has the extension "
+                        "at version %s", kSchemaVersion, version),
+                 errdetail("This library serves databases at version %s or %s.", kSchemaVersion,
+                           kPreviousSchemaVersion),
+                 errhint("Install claimqueue %s on this server and restart it.", version)));
+    served = state;
+    return state;
 }
 
 }  // namespace claimqueue

@@ -59,7 +59,8 @@ void SetState(ReaperState state)
 }
 
 // Starts a batch's transaction. False (and no transaction) when the extension
-// is absent, still being created by an uncommitted transaction, or too old.
+// is absent, still being created by an uncommitted transaction, or at a version
+// this library does not serve (schema_version.hpp).
 // The lock on the extension object keeps DROP EXTENSION from removing the
 // tables under the batch; DROP EXTENSION waits for the batch instead.
 bool BeginBatch(const char *activity)
@@ -73,10 +74,9 @@ bool BeginBatch(const char *activity)
     Oid extension = get_extension_oid("claimqueue", true);
     if (OidIsValid(extension)) {
         LockDatabaseObject(ExtensionRelationId, extension, 0, AccessShareLock);
-        // The same check as the queue API's: the schema this library's
-        // statements are written for, and no other (older or newer).
-        usable = get_extension_name(extension) != nullptr &&
-                 InstalledSchema() == SchemaState::kCurrent;
+        // The same check as the queue API's: this library's schema or the
+        // previous release's (a rolling restart), no older or newer one.
+        usable = get_extension_name(extension) != nullptr && Served(InstalledSchema());
     }
     if (!usable) {
         PopActiveSnapshot();

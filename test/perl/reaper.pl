@@ -123,10 +123,13 @@ is($node->psql('postgres', 'ALTER DATABASE copied RENAME TO renamed'), 0,
 ok(has_reaper('renamed'), 'the renamed database gets its reaper back');
 $node->safe_psql('postgres', 'DROP DATABASE renamed');
 
-# --- upgrade: a database on an older version (0.1.0 promised no background
-# worker; 0.3.0 is the version just before this one) gets no reaper and no
-# queue API from this library; ALTER EXTENSION UPDATE starts both. The queue
-# API's refusal is kept out of the server log, which is checked below.
+# --- upgrade: a database on a version older than the previous release
+# (0.1.0 promised no background worker; 0.3.0 is the last one refused) gets no
+# reaper and no queue API from this library; ALTER EXTENSION UPDATE starts
+# both. The queue API's refusal is kept out of the server log, which is
+# checked below. One at the previous release (0.4.0) is served as it is: its
+# reaper runs before the update and after it (test/perl/rolling.pl runs that
+# release's whole API under this library).
 # The released versions' full scripts are not installed: test/lib/released.sh
 # makes an extension directory with them and the installed claimqueue, which
 # the sessions that create and update them name (Debian's extension_destdir).
@@ -167,6 +170,17 @@ for my $version ('0.1.0', '0.3.0')
 	ok(has_reaper('old'), "ALTER EXTENSION claimqueue UPDATE ($version) gives it one");
 	ok(becomes('old', $old, 'ready'), 'which returns the lease');
 	$node->safe_psql('postgres', 'DROP DATABASE old');
+}
+{
+	$node->safe_psql('postgres', 'CREATE DATABASE previous');
+	$node->safe_psql('previous', "$use_released; SET client_min_messages = error;
+		CREATE EXTENSION claimqueue VERSION '0.4.0'");
+	ok(has_reaper('previous'), 'a database at the previous release, 0.4.0, gets a reaper');
+	ok(becomes('previous', abandoned_job('previous'), 'ready'), 'which returns an expired lease');
+	$node->safe_psql('previous', "$use_released; ALTER EXTENSION claimqueue UPDATE");
+	ok(has_reaper('previous'), 'after ALTER EXTENSION claimqueue UPDATE (0.4.0) it still has one');
+	ok(becomes('previous', abandoned_job('previous'), 'ready'), 'which returns an expired lease');
+	$node->safe_psql('postgres', 'DROP DATABASE previous');
 }
 
 # --- the scan of expired leases starts at a mark (so it does not walk the
