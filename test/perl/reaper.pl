@@ -247,7 +247,9 @@ ok($node->poll_query_until('postgres', q{SELECT count(*) FROM pg_stat_activity
 	'SIGTERM ends the launcher, and the postmaster starts a new one');
 
 # --- a failed pass is logged with the failure's own SQLSTATE, detail and
-# context (here a trigger on the jobs table refuses the reaper's update)
+# context (here a trigger on the jobs table refuses the reaper's update; the
+# reaper's statements run under search_path pg_catalog, pg_temp, so the
+# context may name the function with its schema)
 my $log_offset = -s $node->logfile;
 app(q{CREATE FUNCTION refuse_trap() RETURNS trigger LANGUAGE plpgsql AS $$
 	BEGIN
@@ -263,7 +265,7 @@ app(q{CREATE FUNCTION refuse_trap() RETURNS trigger LANGUAGE plpgsql AS $$
 	SELECT id FROM dequeue('trap', 'trap-worker', lease => '1 second')});
 my $failed_pass = qr/QX123 WARNING:  claimqueue reaper: pass failed: trap refuses job \d+\n/
   . qr/(?:.*\n){0,3}?.*QX123 DETAIL:  the trap detail\n/
-  . qr/(?:.*\n){0,3}?.*QX123 CONTEXT:  PL\/pgSQL function refuse_trap\(\)/;
+  . qr/(?:.*\n){0,3}?.*QX123 CONTEXT:  PL\/pgSQL function (?:public\.)?refuse_trap\(\)/;
 ok(eval { $node->wait_for_log($failed_pass, $log_offset) },
 	'a failed pass is logged with its SQLSTATE, detail and context');
 ok($node->poll_query_until('app', q{SELECT last_error LIKE 'trap refuses job%' FROM reaper_stats}),
