@@ -6,8 +6,9 @@
 # worker and the upgrade test; the fault-injection soak in a cluster of its
 # own; the Perl TAP suites (test/perl, PostgreSQL::Test::Cluster), which start
 # their own servers: settings, pg_dump, no-preload, claim cursors, waiting
-# dequeue, the reaper's lifecycle, queue metrics, the liveness soak and claims that
-# die with their session (disconnect); the client libraries
+# dequeue, the reaper's lifecycle, queue metrics, the liveness soak, claims that
+# die with their session (disconnect) and the concurrency limits across a restart
+# (limits); the client libraries
 # (clients/node, clients/python: their own tests and the same fault test in
 # each language); the Prometheus exporter with contrib/prometheus (test/prometheus,
 # a cluster of its own); on the host also the PGXN release zip (test/pgxn), in
@@ -287,7 +288,7 @@ fi
 # as root they run as postgres, in a copy of the files they read (a clone
 # under /root is not readable by postgres); otherwise as the calling user.
 perl_suites=()
-for s in settings dump no_preload cursors wait reaper metrics liveness disconnect; do want "$s" && perl_suites+=("$s"); done
+for s in settings dump no_preload cursors wait reaper metrics liveness disconnect limits; do want "$s" && perl_suites+=("$s"); done
 if [ ${#perl_suites[@]} -gt 0 ]; then
     echo "== Perl TAP suites (test/perl: each starts servers of its own)"
     tapdir=$(mktemp -d /tmp/claimqueue-tap.XXXXXX)
