@@ -7,8 +7,9 @@
 # own; the Perl TAP suites (test/perl, PostgreSQL::Test::Cluster), which start
 # their own servers: settings, pg_dump, no-preload, claim cursors, waiting
 # dequeue, the reaper's lifecycle, a rolling restart onto this library of a
-# database at the previous release, queue metrics, the liveness soak and
-# claims that die with their session (disconnect); the client libraries
+# database at the previous release, queue metrics, the liveness soak, claims
+# that die with their session (disconnect) and the concurrency limits across a
+# restart (limits); the client libraries
 # (clients/node, clients/python: their own tests and the same fault test in
 # each language); the Prometheus exporter with contrib/prometheus (test/prometheus,
 # a cluster of its own); on the host also the PGXN release zip (test/pgxn), in
@@ -249,7 +250,7 @@ if [ ${#shared[@]} -gt 0 ]; then
                 pg_regress)  make -s installcheck ISOLATION= TAP_TESTS= >"$logs/$s.log" 2>&1; tail -3 "$logs/$s.log" ;;
                 isolation)   make -s installcheck REGRESS= TAP_TESTS=   >"$logs/$s.log" 2>&1; tail -3 "$logs/$s.log" ;;
                 pgtap)       bash test/pgtap/run.sh  >"$logs/$s.log" 2>&1; tail -4 "$logs/$s.log" ;;
-                stress)      bash test/stress/run.sh >"$logs/$s.log" 2>&1; echo "exit=$?" >>"$logs/$s.log"; tail -12 "$logs/$s.log" ;;
+                stress)      { bash test/stress/run.sh && bash test/stress/limits.sh; } >"$logs/$s.log" 2>&1; echo "exit=$?" >>"$logs/$s.log"; tail -12 "$logs/$s.log" ;;
                 node_worker) bash test/node/run.sh   >"$logs/$s.log" 2>&1; echo "exit=$?" >>"$logs/$s.log"; tail -3 "$logs/$s.log" ;;
                 upgrade)     bash test/upgrade/run.sh >"$logs/$s.log" 2>&1; echo "exit=$?" >>"$logs/$s.log"; tail -3 "$logs/$s.log" ;;
             esac
@@ -288,7 +289,7 @@ fi
 # as root they run as postgres, in a copy of the files they read (a clone
 # under /root is not readable by postgres); otherwise as the calling user.
 perl_suites=()
-for s in settings dump no_preload cursors wait reaper rolling metrics liveness disconnect; do want "$s" && perl_suites+=("$s"); done
+for s in settings dump no_preload cursors wait reaper rolling metrics liveness disconnect limits; do want "$s" && perl_suites+=("$s"); done
 if [ ${#perl_suites[@]} -gt 0 ]; then
     echo "== Perl TAP suites (test/perl: each starts servers of its own)"
     tapdir=$(mktemp -d /tmp/claimqueue-tap.XXXXXX)

@@ -68,6 +68,18 @@ NewJob JobOptions(FunctionCallInfo fcinfo, int n)
     return job;
 }
 
+// The concurrency key, argument n, when the SQL declares it (0.5.0); nullptr
+// when NULL or absent. Checked as a dedup key is (length).
+text *ConcurrencyKeyArg(FunctionCallInfo fcinfo, int n)
+{
+    if (PG_NARGS() <= n)
+        return nullptr;
+    text *key = TextArg(fcinfo, n, "concurrency_key", true);
+    if (key != nullptr)
+        rules::CheckConcurrencyKey(View(key));
+    return key;
+}
+
 // Every payload of a batch against claimqueue.max_payload_size, naming the first too large.
 void CheckPayloadSizes(ArrayType *payloads)
 {
@@ -105,7 +117,7 @@ void InitClaimSRF(FunctionCallInfo fcinfo)
 
 }  // namespace
 
-// enqueue(queue, payload, run_at, priority, max_attempts, dedup_key) -> id
+// enqueue(queue, payload, run_at, priority, max_attempts, dedup_key, concurrency_key) -> id
 CQ_QUEUE_FUNCTION(cq_enqueue)
 {
     text *queue = QueueNameArg(fcinfo, 0);
@@ -116,11 +128,13 @@ CQ_QUEUE_FUNCTION(cq_enqueue)
     text *dedup_key = TextArg(fcinfo, 5, "dedup_key", true);
     if (dedup_key)
         rules::CheckDedupKey(View(dedup_key));
+    job.concurrency_key = ConcurrencyKeyArg(fcinfo, 6);
     RequireQueuePrivilege(queue, QueuePrivilege::kProduce, "enqueue()");
     PG_RETURN_INT64(EnqueueJob(queue, job, dedup_key));
 }
 
-// enqueue_batch(queue, payloads jsonb[], run_at, priority, max_attempts) -> SETOF id
+// enqueue_batch(queue, payloads jsonb[], run_at, priority, max_attempts, concurrency_key)
+// -> SETOF id
 CQ_QUEUE_FUNCTION(cq_enqueue_batch)
 {
     text *queue = QueueNameArg(fcinfo, 0);
@@ -135,6 +149,7 @@ CQ_QUEUE_FUNCTION(cq_enqueue_batch)
                         errmsg("payloads must not contain NULL elements"),
                         errhint("Use '{}' for a job without data.")));
     NewJob common = JobOptions(fcinfo, 2);
+    common.concurrency_key = ConcurrencyKeyArg(fcinfo, 5);
     CheckPayloadSizes(payloads);
 
     RequireQueuePrivilege(queue, QueuePrivilege::kProduce, "enqueue_batch()");

@@ -36,10 +36,29 @@ bool CheckSetting(FunctionCallInfo fcinfo, int n, int field, Datum *out)
     return true;
 }
 
+// The concurrency limits, arguments n (max_running) and n + 1
+// (max_running_per_key), when the SQL declares them (0.5.0): NULL is not given.
+QueueLimits LimitArgs(FunctionCallInfo fcinfo, int n, bool zero_clears)
+{
+    QueueLimits limits = {};
+    if (PG_NARGS() > n && !PG_ARGISNULL(n)) {
+        limits.max_running = PG_GETARG_INT32(n);
+        rules::CheckRunningLimit("max_running", limits.max_running, zero_clears);
+        limits.max_running_given = true;
+    }
+    if (PG_NARGS() > n + 1 && !PG_ARGISNULL(n + 1)) {
+        limits.max_running_per_key = PG_GETARG_INT32(n + 1);
+        rules::CheckRunningLimit("max_running_per_key", limits.max_running_per_key, zero_clears);
+        limits.max_running_per_key_given = true;
+    }
+    return limits;
+}
+
 }  // namespace
 
 // create_queue(name, lease, max_attempts, backoff_base, backoff_cap, retention, if_not_exists,
-//              failed_retention); failed_retention NULL: as retention
+//              failed_retention, max_running, max_running_per_key); failed_retention NULL: as
+//              retention; a limit NULL: none
 CQ_QUEUE_FUNCTION(cq_create_queue)
 {
     text *name = QueueNameArg(fcinfo, 0);
@@ -51,13 +70,17 @@ CQ_QUEUE_FUNCTION(cq_create_queue)
     CheckBackoffDatums(values[2], values[3]);
     RequireArg(fcinfo, 6, "if_not_exists");
     CheckSetting(fcinfo, 7, 5, &values[5]);  // optional: stays 0 when NULL
+    QueueLimits limits = LimitArgs(fcinfo, 8, false);
     RequireAdmin("create a queue");
     QueueSettings settings = {values[0], values[1], values[2], values[3], values[4], values[5]};
-    PG_RETURN_BOOL(CreateQueue(name, settings, PG_GETARG_BOOL(6)));
+    bool created = CreateQueue(name, settings, PG_GETARG_BOOL(6));
+    if (created)
+        SetQueueLimits(name, limits);
+    PG_RETURN_BOOL(created);
 }
 
-// alter_queue(name, lease, max_attempts, backoff_base, backoff_cap, retention, failed_retention);
-// NULL = unchanged
+// alter_queue(name, lease, max_attempts, backoff_base, backoff_cap, retention, failed_retention,
+//             max_running, max_running_per_key); NULL = unchanged, a limit 0 = none
 CQ_QUEUE_FUNCTION(cq_alter_queue)
 {
     text *name = QueueNameArg(fcinfo, 0);
@@ -65,9 +88,11 @@ CQ_QUEUE_FUNCTION(cq_alter_queue)
     bool given[kQueueSettings];
     for (int i = 0; i < kQueueSettings; i++)
         given[i] = CheckSetting(fcinfo, i + 1, i, &values[i]);
+    QueueLimits limits = LimitArgs(fcinfo, 7, true);
     RequireQueuePrivilege(name, QueuePrivilege::kManage, "alter_queue()");
     QueueSettings settings = {values[0], values[1], values[2], values[3], values[4], values[5]};
     AlterQueue(name, settings, given);
+    SetQueueLimits(name, limits);
     PG_RETURN_VOID();
 }
 

@@ -98,6 +98,11 @@ void CheckDedupKey(std::string_view key)
     CheckLabel("dedup_key", key, kMaxDedupKeyBytes);
 }
 
+void CheckConcurrencyKey(std::string_view key)
+{
+    CheckLabel("concurrency_key", key, kMaxDedupKeyBytes);
+}
+
 void CheckPriority(int64_t priority)
 {
     if (priority < kMinPriority || priority > kMaxPriority)
@@ -162,6 +167,16 @@ void CheckMaxAttempts(int64_t max_attempts)
         throw Error(sqlstate::kNumericValueOutOfRange,
                     "max_attempts " + std::to_string(max_attempts) + " is out of range", {},
                     "max_attempts runs from 1 to " + std::to_string(kMaxAttemptsLimit) + ".");
+}
+
+void CheckRunningLimit(const char *what, int64_t limit, bool zero_clears)
+{
+    if (limit >= 1 || (zero_clears && limit == 0))
+        return;
+    throw Error(sqlstate::kInvalidParameterValue,
+                std::string(what) + " " + std::to_string(limit) + " is not a positive integer", {},
+                zero_clears ? "Give at least 1, 0 to remove the limit, or NULL to leave it as it is."
+                            : "Give at least 1, or NULL for no limit.");
 }
 
 void CheckLease(const char *what, int64_t usec, std::string_view shown)

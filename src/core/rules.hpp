@@ -38,6 +38,8 @@ void CheckWorkerName(std::string_view worker);
 
 // Throws unless the dedup key is 1..512 bytes.
 void CheckDedupKey(std::string_view key);
+// A concurrency key: as a dedup key (not empty, at most kMaxDedupKeyBytes).
+void CheckConcurrencyKey(std::string_view key);
 
 // Range checks; each message names the argument and its value.
 void CheckPriority(int64_t priority);
@@ -51,6 +53,9 @@ void CheckResultSize(int64_t bytes, int64_t limit, int64_t position = 0);
 // The number of ids one await_jobs() call waits for: at most kMaxAwaitJobs.
 void CheckAwaitCount(int64_t n);
 void CheckMaxAttempts(int64_t max_attempts);
+// A concurrency limit (`what`: max_running or max_running_per_key): at least 1;
+// 0 too when `zero_clears` (alter_queue: 0 removes the limit).
+void CheckRunningLimit(const char *what, int64_t limit, bool zero_clears);
 // A lease or lease extension: strictly positive, at most kMaxLeaseUsec.
 // `shown` is the value as the user wrote it, quoted in the message if given.
 void CheckLease(const char *what, int64_t usec, std::string_view shown = {});

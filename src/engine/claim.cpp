@@ -8,6 +8,7 @@ extern "C" {
 
 #include "core/rules.hpp"
 #include "pg/clock.hpp"
+#include "engine/claim_limits.hpp"
 #include "engine/job_rows.hpp"
 #include "engine/queue_cache.hpp"
 #include "engine/queues.hpp"
@@ -158,23 +159,27 @@ uint64 ClaimFromQueue(JobRows *rows, int32 queue_id, text *worker, int32 batch,
         return 0;
     LaneWalk walk;
     BeginLaneWalk(&walk, queue_id, now);
+    // Concurrency limits: nullptr (nothing more to do) unless the queue has one.
+    LimitGate *gate = OpenLimitGate(rows, facts);
     NewJobRowsSnapshot(rows);  // after the walk's bound (and any promotion)
     ClaimWrite write = {worker, now, LeaseUsec(queue_id, lease), owner};
     uint64 claimed = 0;
     int64 first_seen;
     if (!WalkHasCursors(&walk)) {
-        claimed = ClaimFromIndex(rows, queue_id, kNoLane, 0, batch, write, &first_seen, out,
-                                 out_desc);
+        claimed = ClaimFromIndex(rows, queue_id, kNoLane, 0, batch, write, gate, &first_seen,
+                                 out, out_desc);
     } else {
         int priority;
         int64 from;
-        while (claimed < (uint64) batch && NextLane(&walk, &priority, &from)) {
+        while (claimed < (uint64) batch && !(gate && GateFull(gate)) &&
+               NextLane(&walk, &priority, &from)) {
             claimed += ClaimFromIndex(rows, queue_id, priority, from, batch - (int) claimed,
-                                      write, &first_seen, out, out_desc);
+                                      write, gate, &first_seen, out, out_desc);
             LaneSeen(&walk, priority, first_seen);
         }
     }
     EndLaneWalk(&walk);
+    CloseLimitGate(gate);  // the running versions are written: the next claim counts them
     CountTransition(queue_id, Transition::kClaim, (int64) claimed);
     return claimed;
 }

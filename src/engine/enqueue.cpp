@@ -18,37 +18,46 @@ namespace {
 
 // A job due now takes its claim position at once (ready_position); one that
 // waits for run_at gets it when due (claim.cpp, kPromote).
-#define CQ_INSERT_JOB                                                                    \
+// A job with a concurrency key names the column (0.5.0); one without does
+// not, so the statements run on a database still at 0.4.0 too.
+#define CQ_INSERT_JOB(KEY_COLUMN, KEY_VALUE)                                             \
     "INSERT INTO claimqueue.jobs (queue_id, payload, run_at, priority, max_attempts, "   \
-    "created_at, dedup_key, pos) "                                                       \
+    "created_at, dedup_key, pos" KEY_COLUMN ") "                                         \
     "SELECT q.queue_id, $2, coalesce($3, $6), $4, coalesce($5, q.max_attempts), $6, $7, " \
-    "claimqueue.ready_position(q.queue_id, $4, coalesce($3, $6), $6) "                   \
+    "claimqueue.ready_position(q.queue_id, $4, coalesce($3, $6), $6)" KEY_VALUE " "      \
     "FROM claimqueue.queues q WHERE q.name = $1"
+#define CQ_ON_DEDUP_CONFLICT                                                             \
+    " ON CONFLICT (queue_id, dedup_key) WHERE dedup_key IS NOT NULL AND state IN ('ready', 'running')" \
+    " DO NOTHING"
+#define CQ_INSERT_ARGS TEXTOID, JSONBOID, TIMESTAMPTZOID, INT4OID, INT4OID, TIMESTAMPTZOID, TEXTOID
 
-Statement kInsert = {
-    CQ_INSERT_JOB " RETURNING id, queue_id",
-    7, {TEXTOID, JSONBOID, TIMESTAMPTZOID, INT4OID, INT4OID, TIMESTAMPTZOID, TEXTOID}, nullptr};
-
-Statement kInsertDedup = {
-    CQ_INSERT_JOB
-    " ON CONFLICT (queue_id, dedup_key) WHERE dedup_key IS NOT NULL AND state IN ('ready', 'running')"
-    " DO NOTHING RETURNING id, queue_id",
-    7, {TEXTOID, JSONBOID, TIMESTAMPTZOID, INT4OID, INT4OID, TIMESTAMPTZOID, TEXTOID}, nullptr};
+Statement kInsert = {CQ_INSERT_JOB("", "") " RETURNING id, queue_id", 7, {CQ_INSERT_ARGS},
+                     nullptr};
+Statement kInsertDedup = {CQ_INSERT_JOB("", "") CQ_ON_DEDUP_CONFLICT " RETURNING id, queue_id", 7,
+                          {CQ_INSERT_ARGS}, nullptr};
+Statement kInsertKeyed = {CQ_INSERT_JOB(", concurrency_key", ", $8") " RETURNING id, queue_id",
+                          8, {CQ_INSERT_ARGS, TEXTOID}, nullptr};
+Statement kInsertDedupKeyed = {
+    CQ_INSERT_JOB(", concurrency_key", ", $8") CQ_ON_DEDUP_CONFLICT " RETURNING id, queue_id", 8,
+    {CQ_INSERT_ARGS, TEXTOID}, nullptr};
 
 Statement kFindDedup = {
     "SELECT j.id FROM claimqueue.jobs j JOIN claimqueue.queues q ON q.queue_id = j.queue_id"
     " WHERE q.name = $1 AND j.dedup_key = $2 AND j.state IN ('ready', 'running')",
     2, {TEXTOID, TEXTOID}, nullptr};
 
-Statement kInsertBatch = {
-    "INSERT INTO claimqueue.jobs (queue_id, payload, run_at, priority, max_attempts, created_at,"
-    " pos)"
-    " SELECT q.queue_id, p.payload, coalesce($3, $6), $4, coalesce($5, q.max_attempts), $6,"
-    " claimqueue.ready_position(q.queue_id, $4, coalesce($3, $6), $6)"
-    " FROM claimqueue.queues q, unnest($2::jsonb[]) WITH ORDINALITY AS p(payload, ord)"
-    " WHERE q.name = $1 ORDER BY p.ord RETURNING id, queue_id",
-    6, {TEXTOID, JSONBARRAYOID, TIMESTAMPTZOID, INT4OID, INT4OID, TIMESTAMPTZOID},
-    nullptr};
+#define CQ_INSERT_BATCH(KEY_COLUMN, KEY_VALUE)                                             \
+    "INSERT INTO claimqueue.jobs (queue_id, payload, run_at, priority, max_attempts, created_at," \
+    " pos" KEY_COLUMN ")"                                                                  \
+    " SELECT q.queue_id, p.payload, coalesce($3, $6), $4, coalesce($5, q.max_attempts), $6,"  \
+    " claimqueue.ready_position(q.queue_id, $4, coalesce($3, $6), $6)" KEY_VALUE             \
+    " FROM claimqueue.queues q, unnest($2::jsonb[]) WITH ORDINALITY AS p(payload, ord)"      \
+    " WHERE q.name = $1 ORDER BY p.ord RETURNING id, queue_id"
+#define CQ_BATCH_ARGS TEXTOID, JSONBARRAYOID, TIMESTAMPTZOID, INT4OID, INT4OID, TIMESTAMPTZOID
+
+Statement kInsertBatch = {CQ_INSERT_BATCH("", ""), 6, {CQ_BATCH_ARGS}, nullptr};
+Statement kInsertBatchKeyed = {CQ_INSERT_BATCH(", concurrency_key", ", $7"), 7,
+                               {CQ_BATCH_ARGS, TEXTOID}, nullptr};
 
 // Races on one dedup key resolve in a round or two; this only bounds a
 // pathological loop (the live job finishing between our two statements).
@@ -62,10 +71,11 @@ int64 EnqueueJob(text *queue, const NewJob &job, text *dedup_key)
     ConnectSpi();
     RequireQueueCurrent(queue);
     TimestampTz now = ClockNow();
-    Datum args[7] = {PointerGetDatum(queue), job.payload, job.run_at, Int32GetDatum(job.priority),
+    Datum args[8] = {PointerGetDatum(queue), job.payload, job.run_at, Int32GetDatum(job.priority),
                      job.max_attempts, TimestampTzGetDatum(now),
-                     PointerGetDatum(dedup_key)};
-    char nulls[8] = "       ";
+                     PointerGetDatum(dedup_key), PointerGetDatum(job.concurrency_key)};
+    char nulls[9] = "        ";
+    bool keyed = job.concurrency_key != nullptr;
     nulls[2] = job.run_at_null ? 'n' : ' ';
     nulls[4] = job.max_attempts_null ? 'n' : ' ';
     nulls[6] = dedup_key == nullptr ? 'n' : ' ';
@@ -73,7 +83,7 @@ int64 EnqueueJob(text *queue, const NewJob &job, text *dedup_key)
     int64 id = 0;
     bool inserted = false;
     if (dedup_key == nullptr) {
-        if (Execute(&kInsert, args, nulls) != 1)
+        if (Execute(keyed ? &kInsertKeyed : &kInsert, args, nulls) != 1)
             ReportUnknownQueue(queue);
         id = DatumGetInt64(ResultValue(0, 1));
         CountTransition(DatumGetInt32(ResultValue(0, 2)), Transition::kEnqueue);
@@ -82,7 +92,7 @@ int64 EnqueueJob(text *queue, const NewJob &job, text *dedup_key)
         Datum find_args[2] = {PointerGetDatum(queue), PointerGetDatum(dedup_key)};
         bool found = false;
         for (int round = 0; round < kDedupRounds && !found; round++) {
-            if (Execute(&kInsertDedup, args, nulls) == 1) {
+            if (Execute(keyed ? &kInsertDedupKeyed : &kInsertDedup, args, nulls) == 1) {
                 id = DatumGetInt64(ResultValue(0, 1));
                 CountTransition(DatumGetInt32(ResultValue(0, 2)), Transition::kEnqueue);
                 found = inserted = true;
@@ -112,13 +122,13 @@ int EnqueueBatch(text *queue, Datum payloads, const NewJob &common, int64 **ids)
     ConnectSpi();
     RequireQueueCurrent(queue);
     TimestampTz now = ClockNow();
-    Datum args[6] = {PointerGetDatum(queue), payloads, common.run_at,
+    Datum args[7] = {PointerGetDatum(queue), payloads, common.run_at,
                      Int32GetDatum(common.priority), common.max_attempts,
-                     TimestampTzGetDatum(now)};
-    char nulls[7] = "      ";
+                     TimestampTzGetDatum(now), PointerGetDatum(common.concurrency_key)};
+    char nulls[8] = "       ";
     nulls[2] = common.run_at_null ? 'n' : ' ';
     nulls[4] = common.max_attempts_null ? 'n' : ' ';
-    uint64 n = Execute(&kInsertBatch, args, nulls);
+    uint64 n = Execute(common.concurrency_key ? &kInsertBatchKeyed : &kInsertBatch, args, nulls);
     if (n == 0)
         RequireQueueExists(queue);  // an empty array is fine for an existing queue
     // ids come from one sequence in insertion order, which is payload order.

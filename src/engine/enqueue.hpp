@@ -12,6 +12,7 @@ struct NewJob {
     int32 priority;
     Datum max_attempts;  // int4; max_attempts_null: the queue's default
     bool max_attempts_null;
+    text *concurrency_key;  // nullptr: none (also on a database still at 0.4.0)
 };
 
 // Returns the new job's id, or the id of the live (ready or running) job that

@@ -17,6 +17,7 @@ extern "C" {
 #include "utils/snapmgr.h"
 }
 
+#include "engine/claim_limits.hpp"
 #include "pg/compat.hpp"
 #include "pg/search_path.hpp"
 
@@ -26,7 +27,7 @@ namespace {
 enum Column {
     kId, kQueueId, kState, kPriority, kAttempt, kMaxAttempts, kRunAt, kCreatedAt, kStartedAt,
     kFinishedAt, kLeaseExpiresAt, kWorker, kDedupKey, kLastError, kPayload, kPos, kResult,
-    kOwnerSession, kColumns
+    kOwnerSession, kConcurrencyKey, kColumns
 };
 // Columns added after 0.4.0: a database not yet updated lacks them, and the
 // feature they carry is off there (attnum InvalidAttrNumber).
@@ -37,7 +38,7 @@ constexpr int kColumnSetCache = 8;
 const char *const kColumnNames[kColumns] = {
     "id", "queue_id", "state", "priority", "attempt", "max_attempts", "run_at", "created_at",
     "started_at", "finished_at", "lease_expires_at", "worker", "dedup_key", "last_error",
-    "payload", "pos", "result", "owner_session"};
+    "payload", "pos", "result", "owner_session", "concurrency_key"};
 
 // The executor state for updates of claimqueue.jobs, with the index
 // predicates and CHECK expressions compiled as the executor compiles them on
@@ -50,11 +51,13 @@ struct Writer {
     Oid *index_oids;
     int pkey_index;   // positions in index_oids / ri_IndexRelationDescs
     int ready_index;
+    int running_key_index;  // jobs_running_key_idx (0.5.0), -1 when absent
     EState *estate;
     ResultRelInfo *rri;
     TupleTableSlot *scan_slot;  // a version as an index scan returned it
     TupleTableSlot *lock_slot;  // the version locked
     TupleTableSlot *new_slot;   // the version written
+    TupleTableSlot *count_slot; // a running version a limited claim counts
     bool plain;                 // no row triggers, no generated columns: update directly
     bool runs_added_code;       // a write may run code someone added to the table
     bool in_use;
@@ -156,7 +159,7 @@ Writer *Build(Relation rel, MemoryContext parent)
     ExecOpenIndices(w->rri, false);
     w->nindexes = w->rri->ri_NumIndices;
     w->index_oids = (Oid *) palloc(sizeof(Oid) * (w->nindexes + 1));
-    w->pkey_index = w->ready_index = -1;
+    w->pkey_index = w->ready_index = w->running_key_index = -1;
     for (int i = 0; i < w->nindexes; i++) {
         Relation index = w->rri->ri_IndexRelationDescs[i];
         w->index_oids[i] = RelationGetRelid(index);
@@ -164,6 +167,8 @@ Writer *Build(Relation rel, MemoryContext parent)
             w->pkey_index = i;
         else if (strcmp(RelationGetRelationName(index), "jobs_ready_idx") == 0)
             w->ready_index = i;
+        else if (strcmp(RelationGetRelationName(index), "jobs_running_key_idx") == 0)
+            w->running_key_index = i;
     }
     if (w->pkey_index < 0 || w->ready_index < 0)
         elog(ERROR, "claimqueue: claimqueue.jobs lacks jobs_pkey or jobs_ready_idx");
@@ -174,6 +179,7 @@ Writer *Build(Relation rel, MemoryContext parent)
     w->scan_slot = ExecInitExtraTupleSlot(w->estate, desc, table_slot_callbacks(rel));
     w->lock_slot = ExecInitExtraTupleSlot(w->estate, desc, table_slot_callbacks(rel));
     w->new_slot = ExecInitExtraTupleSlot(w->estate, desc, &TTSOpsVirtual);
+    w->count_slot = ExecInitExtraTupleSlot(w->estate, desc, table_slot_callbacks(rel));
     w->plain = w->rri->ri_TrigDesc == nullptr &&
                !(rel->rd_att->constr && rel->rd_att->constr->has_generated_stored);
     w->runs_added_code = !w->plain || RunsAddedCode(rel, w->rri);
@@ -319,6 +325,7 @@ void CloseJobRows(JobRows *rows)
     ExecClearTuple(w->scan_slot);
     ExecClearTuple(w->lock_slot);
     ExecClearTuple(w->new_slot);
+    ExecClearTuple(w->count_slot);
     ResetPerTupleExprContext(w->estate);
     CloseIndexes(w);
     w->estate->es_relations[0] = nullptr;
@@ -514,8 +521,8 @@ int64 LaneWindow(int limit)
 }  // namespace
 
 int ClaimFromIndex(JobRows *rows, int32 queue_id, int priority, int64 from, int limit,
-                   const ClaimWrite &write, int64 *first_seen, Tuplestorestate *out,
-                   TupleDesc out_desc)
+                   const ClaimWrite &write, LimitGate *gate, int64 *first_seen,
+                   Tuplestorestate *out, TupleDesc out_desc)
 {
     Writer *w = rows->writer;
     Relation index = w->rri->ri_IndexRelationDescs[w->ready_index];
@@ -527,7 +534,8 @@ int ClaimFromIndex(JobRows *rows, int32 queue_id, int priority, int64 from, int 
     // Lanes take two passes (the window, then the rest); the whole queue one.
     bool windowed = lane && from < PG_INT64_MAX - LaneWindow(limit);
     int64 window_end = windowed ? from + LaneWindow(limit) : 0;
-    for (int pass = windowed ? 0 : 1; pass < 2 && claimed < limit; pass++) {
+    for (int pass = windowed ? 0 : 1;
+         pass < 2 && claimed < limit && !(gate != nullptr && GateFull(gate)); pass++) {
         ScanKeyData keys[4];
         int nkeys = 1;
         ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(queue_id));
@@ -550,6 +558,20 @@ int ClaimFromIndex(JobRows *rows, int32 queue_id, int priority, int64 from, int 
                 continue;
             if (*first_seen < 0)
                 *first_seen = pos;
+            // Under a concurrency limit: a job whose key (or queue) is full, or
+            // whose key another claim is counting, is passed over, not waited for.
+            int gate_slot = -1;
+            if (gate != nullptr) {
+                if (GateFull(gate))
+                    break;
+                bool key_null = true;
+                Datum key = (Datum) 0;
+                if (w->attnum[kConcurrencyKey] != InvalidAttrNumber)
+                    key = Value(w, w->scan_slot, kConcurrencyKey, &key_null);
+                if (!AdmitToGate(gate, rows, key_null ? nullptr : DatumGetTextPP(key),
+                                 &gate_slot))
+                    continue;
+            }
             // FOR UPDATE SKIP LOCKED: a row another transaction holds is skipped;
             // one that changed since the snapshot is locked in its latest version
             // and checked again, as the executor's EvalPlanQual would.
@@ -580,11 +602,50 @@ int ClaimFromIndex(JobRows *rows, int32 queue_id, int priority, int64 from, int 
             SetTime(w, kLeaseExpiresAt, lease_expires_at);
             WriteLockedVersion(rows);
             PutClaimed(w, out, out_desc, lease_expires_at);
+            if (gate != nullptr)
+                NoteGateClaim(gate, gate_slot);
             claimed++;
         }
         index_endscan(scan);
     }
     return claimed;
+}
+
+int CountRunning(JobRows *rows, int32 queue_id, text *key, int stop_at)
+{
+    Writer *w = rows->writer;
+    if (w->running_key_index < 0)
+        elog(ERROR, "claimqueue: claimqueue.jobs lacks jobs_running_key_idx");
+    Relation index = w->rri->ri_IndexRelationDescs[w->running_key_index];
+    ScanKeyData keys[2];
+    int nkeys = 1;
+    ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(queue_id));
+    if (key != nullptr) {
+        ScanKeyInit(&keys[1], 2, BTEqualStrategyNumber, F_TEXTEQ, PointerGetDatum(key));
+        keys[1].sk_collation = index->rd_indcollation[1];  // the index's order
+        nkeys = 2;
+    }
+    // SnapshotDirty: committed claims, and claims of transactions still in
+    // progress (their running version is in the index before their claim
+    // call returns); a version whose completion or reap is in progress still
+    // counts. Never fewer running jobs than any commit order could leave.
+    SnapshotData dirty;
+    InitDirtySnapshot(dirty);
+    IndexScanDesc scan = BeginIndexScan(rows->rel, index, &dirty, nkeys);
+    index_rescan(scan, keys, nkeys, nullptr, 0);
+    int n = 0;
+    while (n < stop_at && index_getnext_slot(scan, ForwardScanDirection, w->count_slot))
+        if (StateIs(w, w->count_slot, "running"))
+            n++;
+    index_endscan(scan);
+    ExecClearTuple(w->count_slot);
+    return n;
+}
+
+bool JobRowsHaveKeys(JobRows *rows)
+{
+    return rows->writer->attnum[kConcurrencyKey] != InvalidAttrNumber &&
+           rows->writer->running_key_index >= 0;
 }
 
 bool FindRunningJob(JobRows *rows, int64 id, int32 attempt, JobRow *job)

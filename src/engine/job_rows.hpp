@@ -67,10 +67,20 @@ bool JobsHaveOwnerColumn();
 // Appends one dequeue() row per job to `out`. *first_seen is the position of
 // the first job the snapshot showed claimable, locked or not (-1 if none): the
 // claim cursors' probe.
+// `gate` (nullptr: the queue has no concurrency limit) admits each job
+// before it is locked, by its concurrency key (claim_limits.hpp).
 constexpr int kNoLane = INT32_MIN;
+struct LimitGate;
 int ClaimFromIndex(JobRows *rows, int32 queue_id, int priority, int64 from, int limit,
-                   const ClaimWrite &write, int64 *first_seen, Tuplestorestate *out,
-                   TupleDesc out_desc);
+                   const ClaimWrite &write, LimitGate *gate, int64 *first_seen,
+                   Tuplestorestate *out, TupleDesc out_desc);
+
+// The running jobs of the queue, or of its concurrency key `key` (nullptr: all
+// of the queue's), counted up to `stop_at`: committed ones and those of
+// transactions still in progress, from jobs_running_key_idx (0.5.0).
+int CountRunning(JobRows *rows, int32 queue_id, text *key, int stop_at);
+// Whether the table has the concurrency key column and its index (0.5.0).
+bool JobRowsHaveKeys(JobRows *rows);
 
 // --- Finishing a running job ---------------------------------------------------
 

@@ -3,6 +3,7 @@
 
 extern "C" {
 #include "catalog/namespace.h"
+#include "utils/lsyscache.h"
 }
 
 #include "pg/statement.hpp"
@@ -40,6 +41,12 @@ int next_facts = 0;
 Statement kQueueFacts = {
     "SELECT name, lease, backoff_base, backoff_cap, paused FROM claimqueue.queues"
     " WHERE queue_id = $1",
+    1, {INT4OID}, nullptr};
+// With the concurrency limits, once the table has them (0.5.0).
+Statement kQueueFactsLimits = {
+    "SELECT name, lease, backoff_base, backoff_cap, paused,"
+    " coalesce(max_running, 0), coalesce(max_running_per_key, 0)"
+    " FROM claimqueue.queues WHERE queue_id = $1",
     1, {INT4OID}, nullptr};
 Grant grants[kGrants];
 int next_grant = 0;
@@ -124,7 +131,9 @@ const QueueFacts *QueueFactsById(int32 queue_id)
     Facts *slot = nullptr;
     // KnowTables again: the relids must be set whenever an entry is (anything
     // that ran meanwhile may have taken invalidations in and reset them).
-    if (ExecuteLatest(&kQueueFacts, args, nullptr, 1) == 1 && KnowTables()) {
+    bool limits = get_attnum(queues_relid, "max_running") != InvalidAttrNumber;
+    if (ExecuteLatest(limits ? &kQueueFactsLimits : &kQueueFacts, args, nullptr, 1) == 1 &&
+        KnowTables()) {
         slot = &facts[next_facts];
         next_facts = (next_facts + 1) % kQueues;
         slot->facts.queue_id = queue_id;
@@ -133,6 +142,8 @@ const QueueFacts *QueueFactsById(int32 queue_id)
         slot->facts.backoff_base = *DatumGetIntervalP(ResultValue(0, 3));
         slot->facts.backoff_cap = *DatumGetIntervalP(ResultValue(0, 4));
         slot->facts.paused = DatumGetBool(ResultValue(0, 5));
+        slot->facts.max_running = limits ? DatumGetInt32(ResultValue(0, 6)) : 0;
+        slot->facts.max_running_per_key = limits ? DatumGetInt32(ResultValue(0, 7)) : 0;
         slot->used = true;
     }
     FinishSpi();

@@ -33,6 +33,14 @@ Statement kUpdateQueue = {
     7, {TEXTOID, INTERVALOID, INT4OID, INTERVALOID, INTERVALOID, INTERVALOID, INTERVALOID},
     nullptr};
 
+// 0 (or not given, $3/$5 false) keeps NULL or the value as it is.
+Statement kSetLimits = {
+    "UPDATE claimqueue.queues SET"
+    " max_running = CASE WHEN $2 THEN nullif($3, 0) ELSE max_running END,"
+    " max_running_per_key = CASE WHEN $4 THEN nullif($5, 0) ELSE max_running_per_key END"
+    " WHERE name = $1",
+    5, {TEXTOID, BOOLOID, INT4OID, BOOLOID, INT4OID}, nullptr};
+
 // Only a change of state writes the row (and invalidates every session's
 // cache). A concurrent pause or resume of the same queue waits for this one's
 // row lock, then finds the state it wanted and changes nothing.
@@ -190,6 +198,20 @@ void AlterQueue(text *name, const QueueSettings &s, const bool given[kQueueSetti
     nulls[kQueueSettings + 1] = '\0';
     CheckBackoffDatums(args[3], args[4]);
     Execute(&kUpdateQueue, args, nulls);
+    FinishSpi();
+}
+
+void SetQueueLimits(text *name, const QueueLimits &limits)
+{
+    if (!limits.max_running_given && !limits.max_running_per_key_given)
+        return;
+    ConnectSpi();
+    Datum args[5] = {PointerGetDatum(name), BoolGetDatum(limits.max_running_given),
+                     Int32GetDatum(limits.max_running),
+                     BoolGetDatum(limits.max_running_per_key_given),
+                     Int32GetDatum(limits.max_running_per_key)};
+    if (Execute(&kSetLimits, args, nullptr) == 0)
+        ReportUnknownQueue(name);
     FinishSpi();
 }
 

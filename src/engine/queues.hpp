@@ -22,6 +22,16 @@ bool CreateQueue(text *name, const QueueSettings &settings, bool if_not_exists);
 // `given[i]` says whether field i (in QueueSettings order) was passed.
 void AlterQueue(text *name, const QueueSettings &settings, const bool given[kQueueSettings]);
 
+// The concurrency limits (0.5.0) of the queue named `name`, which exists: each
+// given one is set, 0 meaning no limit (NULL). Raises QC001 for an unknown queue.
+struct QueueLimits {
+    bool max_running_given;
+    int32 max_running;
+    bool max_running_per_key_given;
+    int32 max_running_per_key;
+};
+void SetQueueLimits(text *name, const QueueLimits &limits);
+
 // Pauses (paused = true) or resumes the queue; returns whether that changed
 // its state (false: it was paused, or running, already). Raises QC001 for an
 // unknown queue. Every session's claims see the change once it commits (the

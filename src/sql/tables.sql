@@ -30,6 +30,11 @@ CREATE TABLE claimqueue.queues (
     failed_retention interval
                   CONSTRAINT queues_failed_retention_check
                   CHECK (extract(epoch FROM failed_retention) >= 0),
+    -- 0.5.0. Concurrency limits (NULL: none): jobs running at once in the
+    -- queue, and per concurrency key; a claim never exceeds either.
+    max_running   integer CONSTRAINT queues_max_running_check CHECK (max_running >= 1),
+    max_running_per_key integer
+                  CONSTRAINT queues_max_running_per_key_check CHECK (max_running_per_key >= 1),
     CONSTRAINT queues_check
         CHECK (extract(epoch FROM backoff_cap) >= extract(epoch FROM backoff_base))
 );
@@ -59,7 +64,8 @@ CREATE TABLE claimqueue.jobs (
     -- 0.5.0: the owner token of a claim made with release_on_disconnect (the
     -- claiming session, src/owners/README.md); NULL: the claim lives until its
     -- lease. Set by the claim's own row update, cleared when it stops running.
-    owner_session    bigint
+    owner_session    bigint,
+    concurrency_key  text          -- the key max_running_per_key counts by (0.5.0); NULL: none
 );
 COMMENT ON TABLE claimqueue.jobs IS 'claimqueue jobs, all states';
 
@@ -87,6 +93,11 @@ CREATE INDEX jobs_running_idx ON claimqueue.jobs (lease_expires_at)
 -- jobs whose owner session has ended without reading the others.
 CREATE INDEX jobs_owned_idx ON claimqueue.jobs (owner_session)
     WHERE state = 'running' AND owner_session IS NOT NULL;
+-- Concurrency limits (0.5.0): a claim of a queue with max_running or
+-- max_running_per_key counts the running jobs of the queue, or of one key,
+-- here, reading no more entries than the limit.
+CREATE INDEX jobs_running_key_idx ON claimqueue.jobs (queue_id, concurrency_key)
+    WHERE state = 'running';
 -- One live job per dedup key and queue; finished jobs free the key.
 CREATE UNIQUE INDEX jobs_dedup_idx ON claimqueue.jobs (queue_id, dedup_key)
     WHERE dedup_key IS NOT NULL AND state IN ('ready', 'running');

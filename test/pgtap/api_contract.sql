@@ -32,7 +32,7 @@ FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extna
 WHERE e.extname = 'pgtap' \gset
 SET LOCAL search_path = :"cq", :"tap", public;
 
-SELECT plan(419);
+SELECT plan(421);
 
 -- ---------------------------------------------------------------------------
 -- The API: one row per SQL function, with the contract it must keep.
@@ -46,26 +46,29 @@ CREATE TEMP TABLE api (
 );
 INSERT INTO api VALUES
  (1, 'create_queue',
-     '{text,interval,integer,interval,interval,interval,boolean,interval}', 'boolean',
+     '{text,interval,integer,interval,interval,interval,boolean,interval,integer,integer}', 'boolean',
      'name text, lease interval DEFAULT ''00:00:30''::interval, max_attempts integer DEFAULT 5, '
      'backoff_base interval DEFAULT ''00:00:01''::interval, backoff_cap interval DEFAULT ''01:00:00''::interval, '
      'retention interval DEFAULT ''7 days''::interval, if_not_exists boolean DEFAULT false, '
-     'failed_retention interval DEFAULT NULL::interval'),
+     'failed_retention interval DEFAULT NULL::interval, max_running integer DEFAULT NULL::integer, '
+     'max_running_per_key integer DEFAULT NULL::integer'),
  (2, 'alter_queue',
-     '{text,interval,integer,interval,interval,interval,interval}', 'void',
+     '{text,interval,integer,interval,interval,interval,interval,integer,integer}', 'void',
      'name text, lease interval DEFAULT NULL::interval, max_attempts integer DEFAULT NULL::integer, '
      'backoff_base interval DEFAULT NULL::interval, backoff_cap interval DEFAULT NULL::interval, '
-     'retention interval DEFAULT NULL::interval, failed_retention interval DEFAULT NULL::interval'),
+     'retention interval DEFAULT NULL::interval, failed_retention interval DEFAULT NULL::interval, '
+     'max_running integer DEFAULT NULL::integer, max_running_per_key integer DEFAULT NULL::integer'),
  (3, 'drop_queue', '{text,boolean}', 'bigint',
      'name text, force boolean DEFAULT false'),
  (4, 'enqueue',
-     '{text,jsonb,"timestamp with time zone",integer,integer,text}', 'bigint',
+     '{text,jsonb,"timestamp with time zone",integer,integer,text,text}', 'bigint',
      'queue text, payload jsonb DEFAULT ''{}''::jsonb, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, '
-     'priority integer DEFAULT 0, max_attempts integer DEFAULT NULL::integer, dedup_key text DEFAULT NULL::text'),
+     'priority integer DEFAULT 0, max_attempts integer DEFAULT NULL::integer, dedup_key text DEFAULT NULL::text, '
+     'concurrency_key text DEFAULT NULL::text'),
  (5, 'enqueue_batch',
-     '{text,jsonb[],"timestamp with time zone",integer,integer}', 'setof bigint',
+     '{text,jsonb[],"timestamp with time zone",integer,integer,text}', 'setof bigint',
      'queue text, payloads jsonb[], run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, '
-     'priority integer DEFAULT 0, max_attempts integer DEFAULT NULL::integer'),
+     'priority integer DEFAULT 0, max_attempts integer DEFAULT NULL::integer, concurrency_key text DEFAULT NULL::text'),
  (6, 'dequeue', '{text,text,integer,interval,boolean}', 'setof record',
      'queue text, worker text, batch integer DEFAULT 1, lease interval DEFAULT NULL::interval, '
      'release_on_disconnect boolean DEFAULT false'),
@@ -277,7 +280,8 @@ SELECT results_eq(
     $$VALUES ('queue_id', 'integer'), ('name', 'text'), ('lease', 'interval'),
              ('max_attempts', 'integer'), ('backoff_base', 'interval'), ('backoff_cap', 'interval'),
              ('retention', 'interval'), ('created_at', 'timestamp with time zone'),
-             ('paused', 'boolean'), ('failed_retention', 'interval')$$,
+             ('paused', 'boolean'), ('failed_retention', 'interval'), ('max_running', 'integer'),
+             ('max_running_per_key', 'integer')$$,
     'claimqueue.queues has the documented columns, types and order');
 SELECT results_eq(
     $$SELECT attname::text COLLATE "default", format_type(atttypid, atttypmod) FROM pg_catalog.pg_attribute
@@ -288,7 +292,7 @@ SELECT results_eq(
              ('started_at', 'timestamp with time zone'), ('finished_at', 'timestamp with time zone'),
              ('lease_expires_at', 'timestamp with time zone'), ('worker', 'text'),
              ('dedup_key', 'text'), ('last_error', 'text'), ('payload', 'jsonb'), ('pos', 'bigint'),
-             ('result', 'jsonb'), ('owner_session', 'bigint')$$,
+             ('result', 'jsonb'), ('owner_session', 'bigint'), ('concurrency_key', 'text')$$,
     'claimqueue.jobs has the documented columns, types and order');
 SELECT table_privs_are('claimqueue', 'queues', 'public', '{}'::name[],
                        'PUBLIC has no privileges on claimqueue.queues');
@@ -301,6 +305,11 @@ SELECT has_index('claimqueue', 'jobs', 'jobs_running_idx', ARRAY['lease_expires_
 SELECT has_index('claimqueue', 'jobs', 'jobs_dedup_idx', ARRAY['queue_id', 'dedup_key']);
 SELECT has_index('claimqueue', 'jobs', 'jobs_finished_idx', ARRAY['queue_id', 'state', 'finished_at']);
 SELECT has_index('claimqueue', 'jobs', 'jobs_owned_idx', ARRAY['owner_session']);
+SELECT has_index('claimqueue', 'jobs', 'jobs_running_key_idx', ARRAY['queue_id', 'concurrency_key']);
+SELECT is(pg_catalog.pg_get_indexdef('claimqueue.jobs_running_key_idx'::regclass),
+          'CREATE INDEX jobs_running_key_idx ON claimqueue.jobs USING btree (queue_id, concurrency_key) '
+          'WHERE (state = ''running''::text)',
+          'jobs_running_key_idx: running jobs by queue and concurrency key, what a limited claim counts');
 SELECT is(pg_catalog.pg_get_indexdef('claimqueue.jobs_ready_idx'::regclass),
           'CREATE INDEX jobs_ready_idx ON claimqueue.jobs USING btree (queue_id, priority DESC, pos) '
           'WHERE ((state = ''ready''::text) AND (pos IS NOT NULL))',
@@ -358,7 +367,8 @@ SELECT results_eq(
              ('run_at', 'timestamp with time zone'), ('created_at', 'timestamp with time zone'),
              ('started_at', 'timestamp with time zone'), ('finished_at', 'timestamp with time zone'),
              ('lease_expires_at', 'timestamp with time zone'), ('worker', 'text'),
-             ('dedup_key', 'text'), ('last_error', 'text'), ('payload', 'jsonb'), ('result', 'jsonb')$$,
+             ('dedup_key', 'text'), ('last_error', 'text'), ('payload', 'jsonb'), ('result', 'jsonb'),
+             ('concurrency_key', 'text')$$,
     'queue_jobs has the documented columns');
 SELECT results_eq(
     format($$SELECT attname::text COLLATE "default", format_type(atttypid, atttypmod) FROM pg_catalog.pg_attribute
@@ -366,7 +376,8 @@ SELECT results_eq(
     $$VALUES ('queue', 'text'), ('lease', 'interval'), ('max_attempts', 'integer'),
              ('backoff_base', 'interval'), ('backoff_cap', 'interval'), ('retention', 'interval'),
              ('created_at', 'timestamp with time zone'), ('paused', 'boolean'),
-             ('failed_retention', 'interval')$$,
+             ('failed_retention', 'interval'), ('max_running', 'integer'),
+             ('max_running_per_key', 'integer')$$,
     'queue_settings has the documented columns');
 SELECT table_privs_are(:'cq', 'queue_stats', 'public', '{}'::name[],
                        'PUBLIC has no privileges on queue_stats');
@@ -425,7 +436,7 @@ ALTER FUNCTION claimqueue_tap.as_worker(text) OWNER TO claimqueue_tap_worker;
 -- The worker gets EXECUTE on the three functions it needs, and nothing on the tables.
 GRANT USAGE ON SCHEMA :"cq" TO claimqueue_tap_worker;
 GRANT EXECUTE ON FUNCTION
-    enqueue(text, jsonb, timestamptz, integer, integer, text),
+    enqueue(text, jsonb, timestamptz, integer, integer, text, text),
     dequeue(text, text, integer, interval, boolean),
     complete(bigint, integer, jsonb)
 TO claimqueue_tap_worker;

@@ -30,7 +30,7 @@ FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extna
 WHERE e.extname = 'pgtap' \gset
 SET LOCAL search_path = :"cq", :"tap", public;
 
-SELECT plan(171);
+SELECT plan(183);
 
 -- The state the matrix runs against: queue has_jobs with job 1 running
 -- (attempt 1) and jobs 2 and 3 done; the job sequence restarts so ids are known.
@@ -197,7 +197,20 @@ INSERT INTO matrix VALUES
  (142, 'SELECT run_schedules(''nope'')', 'QC001'),
  (143, 'SELECT * FROM dequeue(''has_jobs'', ''w'', release_on_disconnect => NULL)', '22004'),
  (144, 'SELECT * FROM complete_and_dequeue(NULL, NULL, ''has_jobs'', ''w'', release_on_disconnect => NULL)', '22004'),
- (145, 'CALL dequeue_wait(''has_jobs'', ''w'', wait => ''0'', jobs => NULL, release_on_disconnect => NULL)', '22004')
+ (145, 'CALL dequeue_wait(''has_jobs'', ''w'', wait => ''0'', jobs => NULL, release_on_disconnect => NULL)', '22004'),
+ -- Concurrency limits (0.5.0).
+ (146, 'SELECT create_queue(''q1'', max_running => 0)', '22023'),
+ (147, 'SELECT create_queue(''q1'', max_running => -1)', '22023'),
+ (148, 'SELECT create_queue(''q1'', max_running_per_key => 0)', '22023'),
+ (149, 'SELECT create_queue(''q1'', max_running_per_key => -2147483648)', '22023'),
+ (150, 'SELECT alter_queue(''default'', max_running => -1)', '22023'),
+ (151, 'SELECT alter_queue(''default'', max_running_per_key => -1)', '22023'),
+ (152, 'SELECT alter_queue(''nope'', max_running => 1)', 'QC001'),
+ (153, 'SELECT enqueue(''default'', concurrency_key => '''')', '22023'),
+ (154, 'SELECT enqueue(''default'', concurrency_key => repeat(''k'', 513))', '42622'),
+ (155, 'SELECT * FROM enqueue_batch(''default'', ARRAY[''{}''::jsonb], concurrency_key => '''')', '22023'),
+ (156, 'SELECT * FROM enqueue_batch(''default'', ARRAY[''{}''::jsonb], concurrency_key => repeat(''k'', 513))', '42622'),
+ (157, 'SELECT * FROM enqueue_batch(''nope'', ARRAY[''{}''::jsonb], concurrency_key => ''k'')', 'QC001')
 ;
 
 SELECT throws_ok(call, sqlstate, NULL, format('%s raises %s', call, sqlstate))

@@ -17,26 +17,28 @@ CREATE OR REPLACE FUNCTION @extschema@.enqueue(
     run_at       timestamptz DEFAULT NULL,
     priority     integer     DEFAULT 0,
     max_attempts integer     DEFAULT NULL,
-    dedup_key    text        DEFAULT NULL)
+    dedup_key    text        DEFAULT NULL,
+    concurrency_key text     DEFAULT NULL)
 RETURNS bigint
 LANGUAGE c VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS 'MODULE_PATHNAME', 'cq_enqueue';
-COMMENT ON FUNCTION @extschema@.enqueue(text, jsonb, timestamptz, integer, integer, text)
-    IS 'add a job; claimable once this transaction commits and run_at has passed; a live job with the same dedup_key is returned instead';
+COMMENT ON FUNCTION @extschema@.enqueue(text, jsonb, timestamptz, integer, integer, text, text)
+    IS 'add a job; claimable once this transaction commits and run_at has passed; a live job with the same dedup_key is returned instead; concurrency_key is what the queue''s max_running_per_key counts by';
 
 CREATE OR REPLACE FUNCTION @extschema@.enqueue_batch(
     queue        text,
     payloads     jsonb[],
     run_at       timestamptz DEFAULT NULL,
     priority     integer     DEFAULT 0,
-    max_attempts integer     DEFAULT NULL)
+    max_attempts integer     DEFAULT NULL,
+    concurrency_key text     DEFAULT NULL)
 RETURNS SETOF bigint
 LANGUAGE c VOLATILE SECURITY INVOKER ROWS 100
 SET search_path = pg_catalog, pg_temp
 AS 'MODULE_PATHNAME', 'cq_enqueue_batch';
-COMMENT ON FUNCTION @extschema@.enqueue_batch(text, jsonb[], timestamptz, integer, integer)
-    IS 'add one job per payload in one statement; returns the ids in payload order';
+COMMENT ON FUNCTION @extschema@.enqueue_batch(text, jsonb[], timestamptz, integer, integer, text)
+    IS 'add one job per payload in one statement, all with the same concurrency_key; returns the ids in payload order';
 
 -- release_on_disconnect (0.5.0): the claims die with this session; once it
 -- has ended, the reaper returns them at once instead of at the lease's end.
@@ -186,8 +188,8 @@ COMMENT ON FUNCTION @extschema@.job_status(bigint[])
     IS 'state, attempt, result and last_error of each job, in the order of ids; NULLs for a job that does not exist or is in a queue the caller has no privilege on';
 
 REVOKE ALL ON FUNCTION
-    @extschema@.enqueue(text, jsonb, timestamptz, integer, integer, text),
-    @extschema@.enqueue_batch(text, jsonb[], timestamptz, integer, integer),
+    @extschema@.enqueue(text, jsonb, timestamptz, integer, integer, text, text),
+    @extschema@.enqueue_batch(text, jsonb[], timestamptz, integer, integer, text),
     @extschema@.dequeue(text, text, integer, interval, boolean),
     @extschema@.complete(bigint, integer, jsonb),
     @extschema@.complete_batch(bigint[], integer[], jsonb[]),

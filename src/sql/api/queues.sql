@@ -23,7 +23,8 @@ BEGIN
        SET queue_id = NEW.queue_id, lease = NEW.lease, max_attempts = NEW.max_attempts,
            backoff_base = NEW.backoff_base, backoff_cap = NEW.backoff_cap,
            retention = NEW.retention, created_at = NEW.created_at, paused = NEW.paused,
-           failed_retention = NEW.failed_retention
+           failed_retention = NEW.failed_retention, max_running = NEW.max_running,
+           max_running_per_key = NEW.max_running_per_key
      WHERE name = NEW.name;
     IF FOUND THEN
         RETURN NULL;
@@ -62,13 +63,15 @@ CREATE OR REPLACE FUNCTION @extschema@.create_queue(
     backoff_cap   interval DEFAULT '1 hour',
     retention     interval DEFAULT '7 days',
     if_not_exists boolean  DEFAULT false,
-    failed_retention interval DEFAULT NULL)
+    failed_retention interval DEFAULT NULL,
+    max_running   integer  DEFAULT NULL,
+    max_running_per_key integer DEFAULT NULL)
 RETURNS boolean
 LANGUAGE c VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS 'MODULE_PATHNAME', 'cq_create_queue';
-COMMENT ON FUNCTION @extschema@.create_queue(text, interval, integer, interval, interval, interval, boolean, interval)
-    IS 'create a queue with its defaults; true if created, false if it existed and if_not_exists; failed_retention NULL keeps failed jobs as long as retention';
+COMMENT ON FUNCTION @extschema@.create_queue(text, interval, integer, interval, interval, interval, boolean, interval, integer, integer)
+    IS 'create a queue with its defaults; true if created, false if it existed and if_not_exists; failed_retention NULL keeps failed jobs as long as retention; max_running and max_running_per_key NULL: no limit';
 
 CREATE OR REPLACE FUNCTION @extschema@.alter_queue(
     name          text,
@@ -77,13 +80,15 @@ CREATE OR REPLACE FUNCTION @extschema@.alter_queue(
     backoff_base  interval DEFAULT NULL,
     backoff_cap   interval DEFAULT NULL,
     retention     interval DEFAULT NULL,
-    failed_retention interval DEFAULT NULL)
+    failed_retention interval DEFAULT NULL,
+    max_running   integer  DEFAULT NULL,
+    max_running_per_key integer DEFAULT NULL)
 RETURNS void
 LANGUAGE c VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS 'MODULE_PATHNAME', 'cq_alter_queue';
-COMMENT ON FUNCTION @extschema@.alter_queue(text, interval, integer, interval, interval, interval, interval)
-    IS 'change a queue''s defaults; NULL leaves a setting as it is';
+COMMENT ON FUNCTION @extschema@.alter_queue(text, interval, integer, interval, interval, interval, interval, integer, integer)
+    IS 'change a queue''s defaults; NULL leaves a setting as it is (max_running and max_running_per_key: 0 removes the limit)';
 
 -- Pausing: a paused queue takes enqueues and claims nothing until it is
 -- resumed; running jobs finish and expired leases are returned as usual.
@@ -112,8 +117,8 @@ COMMENT ON FUNCTION @extschema@.drop_queue(text, boolean)
     IS 'drop a queue and its jobs; refuses while jobs are ready or running unless force; returns jobs deleted';
 
 REVOKE ALL ON FUNCTION
-    @extschema@.create_queue(text, interval, integer, interval, interval, interval, boolean, interval),
-    @extschema@.alter_queue(text, interval, integer, interval, interval, interval, interval),
+    @extschema@.create_queue(text, interval, integer, interval, interval, interval, boolean, interval, integer, integer),
+    @extschema@.alter_queue(text, interval, integer, interval, interval, interval, interval, integer, integer),
     @extschema@.drop_queue(text, boolean),
     @extschema@.pause_queue(text),
     @extschema@.resume_queue(text),

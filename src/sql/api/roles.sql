@@ -28,8 +28,8 @@ END
 $roles$;
 
 GRANT EXECUTE ON FUNCTION
-    @extschema@.enqueue(text, jsonb, timestamptz, integer, integer, text),
-    @extschema@.enqueue_batch(text, jsonb[], timestamptz, integer, integer)
+    @extschema@.enqueue(text, jsonb, timestamptz, integer, integer, text, text),
+    @extschema@.enqueue_batch(text, jsonb[], timestamptz, integer, integer, text)
 TO claimqueue_producer, claimqueue_admin;
 GRANT EXECUTE ON FUNCTION
     @extschema@.dequeue(text, text, integer, interval, boolean),
@@ -39,8 +39,8 @@ GRANT EXECUTE ON FUNCTION
     @extschema@.heartbeat(bigint, integer, interval)
 TO claimqueue_consumer, claimqueue_admin;
 GRANT EXECUTE ON FUNCTION
-    @extschema@.create_queue(text, interval, integer, interval, interval, interval, boolean, interval),
-    @extschema@.alter_queue(text, interval, integer, interval, interval, interval, interval),
+    @extschema@.create_queue(text, interval, integer, interval, interval, interval, boolean, interval, integer, integer),
+    @extschema@.alter_queue(text, interval, integer, interval, interval, interval, interval, integer, integer),
     @extschema@.drop_queue(text, boolean),
     @extschema@.pause_queue(text),
     @extschema@.resume_queue(text),

@@ -14,3 +14,22 @@ CREATE INDEX jobs_owned_idx ON claimqueue.jobs (owner_session)
 DROP FUNCTION IF EXISTS @extschema@.dequeue(text, text, integer, interval);
 DROP FUNCTION IF EXISTS @extschema@.complete_and_dequeue(bigint, integer, text, text, integer, interval, jsonb);
 DROP PROCEDURE IF EXISTS @extschema@.dequeue_wait(text, text, integer, interval, interval, jsonb);
+
+-- Concurrency limits: the job's key, the queue's limits (NULL: none), and the
+-- index a limited claim counts running jobs from.
+ALTER TABLE claimqueue.queues
+    ADD COLUMN max_running integer
+        CONSTRAINT queues_max_running_check CHECK (max_running >= 1),
+    ADD COLUMN max_running_per_key integer
+        CONSTRAINT queues_max_running_per_key_check CHECK (max_running_per_key >= 1);
+ALTER TABLE claimqueue.jobs ADD COLUMN concurrency_key text;
+CREATE INDEX jobs_running_key_idx ON claimqueue.jobs (queue_id, concurrency_key)
+    WHERE state = 'running';
+
+-- New trailing arguments (concurrency_key; max_running, max_running_per_key):
+-- the old signatures go, api/ defines the new ones. IF EXISTS: an upgrade
+-- from before 0.4.0 runs this part before any api/ made the 0.4.0 ones.
+DROP FUNCTION IF EXISTS @extschema@.enqueue(text, jsonb, timestamptz, integer, integer, text);
+DROP FUNCTION IF EXISTS @extschema@.enqueue_batch(text, jsonb[], timestamptz, integer, integer);
+DROP FUNCTION IF EXISTS @extschema@.create_queue(text, interval, integer, interval, interval, interval, boolean, interval);
+DROP FUNCTION IF EXISTS @extschema@.alter_queue(text, interval, integer, interval, interval, interval, interval);
