@@ -34,12 +34,16 @@ inline int MyProcIndex()
 }
 
 // expression_tree_walker over an expression with a typed walker. Up to 15 the
-// walker argument is declared bool (*)(), from 16 a macro casts it to
-// tree_walker_callback; the cast below suits both.
+// walker argument is declared bool (*)(); from 16 it is tree_walker_callback,
+// this very type.
 using ExpressionWalker = bool (*)(Node *, void *);
 inline bool WalkExpression(Node *node, ExpressionWalker walker, void *context)
 {
+#if PG_VERSION_NUM >= 160000
+    return expression_tree_walker_impl(node, walker, context);
+#else
     return expression_tree_walker(node, (bool (*)()) walker, context);
+#endif
 }
 
 // Whether this backend holds the lock in exactly this mode. 17 added the
