@@ -42,7 +42,8 @@ inline bool WalkExpression(Node *node, ExpressionWalker walker, void *context)
 #if PG_VERSION_NUM >= 160000
     return expression_tree_walker_impl(node, walker, context);
 #else
-    return expression_tree_walker(node, (bool (*)()) walker, context);
+    // Through void (*)(void), the type GCC takes as "any function".
+    return expression_tree_walker(node, (bool (*)()) (void (*)()) walker, context);
 #endif
 }
 
