@@ -1,7 +1,10 @@
-// claimqueue for node-postgres: enqueue on your own connection, and a Worker
-// that claims with dequeue_wait, heartbeats, completes or fails, and drains on stop.
+// claimqueue for node-postgres: enqueue on your own connection, read or await
+// jobs' results, and a Worker that claims with dequeue_wait, heartbeats,
+// completes (storing the handler's result) or fails, and drains on stop.
 export { enqueue, enqueueBatch } from './enqueue';
 export type { EnqueueOptions, EnqueueBatchOptions } from './enqueue';
+export { jobStatus, awaitJobs } from './results';
+export type { JobStatus, AwaitJobsOptions } from './results';
 export { Worker } from './worker';
 export type { Handler, WorkerOptions, WorkerEvents } from './worker';
 export {

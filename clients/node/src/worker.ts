@@ -9,6 +9,11 @@ import { jobId } from './enqueue';
 import { ClaimQueueError, StaleClaimError, toClaimQueueError } from './errors';
 import type { FailOutcome, Job, JobRecord, Logger, PoolClientLike, PoolLike } from './types';
 
+/**
+ * Runs one job. What it returns (unless undefined) is stored as the job's result by
+ * complete(id, attempt, result), read back with jobStatus() or awaitJobs(); it must be
+ * JSON-serialisable, or the attempt fails (as if the handler threw) with an error saying so.
+ */
 export type Handler<Payload = unknown> = (job: Job<Payload>) => unknown | Promise<unknown>;
 
 export interface WorkerOptions<Payload = unknown> {
@@ -31,6 +36,14 @@ export interface WorkerOptions<Payload = unknown> {
   logger?: Logger | null;
   /** Pause after a failed claim or connection error before trying again (ms, default 1000). */
   retryDelay?: number;
+  /**
+   * Claim with release_on_disconnect (default false): the claims belong to the worker's
+   * waiting connection, and when that session ends (the process crashed, the connection
+   * was killed) the reaper returns its jobs at once instead of at the end of their leases.
+   * Direct connections or a session-mode pooler only, not a transaction-mode pooler
+   * (README, "Claims that die with their session"). Needs a 0.5.0 server.
+   */
+  releaseOnDisconnect?: boolean;
 }
 
 /**
@@ -86,6 +99,7 @@ export class Worker<Payload = unknown> extends EventEmitter<WorkerEvents<Payload
   private readonly logger: Logger | null;
   private leaseMs: number | undefined;
   private readonly leaseGiven: boolean;
+  private readonly releaseOnDisconnect: boolean;
 
   private readonly attempts = new Set<Attempt<Payload>>();
   private slotWaiters: (() => void)[] = [];
@@ -129,6 +143,7 @@ export class Worker<Payload = unknown> extends EventEmitter<WorkerEvents<Payload
     this.retryDelayMs = options.retryDelay ?? 1_000;
     this.stopSignals = options.stopSignals ?? ['SIGTERM', 'SIGINT'];
     this.logger = options.logger === undefined ? console : options.logger;
+    this.releaseOnDisconnect = options.releaseOnDisconnect ?? false;
   }
 
   /** Jobs whose handlers are running now. */
@@ -190,7 +205,9 @@ export class Worker<Payload = unknown> extends EventEmitter<WorkerEvents<Payload
         // Cancelled by stop(): the claim rolled back. stop() closes the connection.
         if (this.stopRequested) break;
         this.report(err, 'dequeue_wait');
-        this.closeWaiter(err);
+        // Claims made with release_on_disconnect die with the waiting session, so a
+        // connection that only saw a statement fail is kept for the running jobs.
+        if (!(this.releaseOnDisconnect && isStatementError(err))) this.closeWaiter(err);
         await this.pause(this.retryDelayMs);
         continue;
       }
@@ -222,9 +239,10 @@ export class Worker<Payload = unknown> extends EventEmitter<WorkerEvents<Payload
     // whatever runs on its backend.
     this.waitInFlight = true;
     try {
+      // release_on_disconnect is named only when asked for: a 0.4.0 server has no such argument.
       const { rows } = await this.waiter.query(
         'CALL dequeue_wait($1, $2, batch => $3, lease => make_interval(secs => $4), ' +
-          'wait => make_interval(secs => $5))',
+          'wait => make_interval(secs => $5)' + (this.releaseOnDisconnect ? ', release_on_disconnect => true)' : ')'),
         [this.queue, this.name, batch, this.leaseGiven ? this.leaseMs! / 1000 : null, this.waitMs / 1000],
       );
       const claimed: any[] = rows[0]?.jobs ?? [];
@@ -315,18 +333,30 @@ export class Worker<Payload = unknown> extends EventEmitter<WorkerEvents<Payload
     this.announce('started', job);
     let handlerError: unknown;
     let threw = false;
+    let result: string | undefined;
     try {
-      await this.handler(job);
+      const value = await this.handler(job);
+      // A job completed by completeInTransaction() is done already: its handler's value is not kept.
+      if (attempt.state === 'running') result = resultText(job, value);
     } catch (err) {
       threw = true;
       handlerError = toClaimQueueError(err);
     }
     try {
-      if (!threw) {
-        if (attempt.state === 'running') {
-          await this.pool.query('SELECT complete($1, $2)', [job.id, job.attempt]);
+      if (!threw && attempt.state === 'running') {
+        try {
+          if (result === undefined) await this.pool.query('SELECT complete($1, $2)', [job.id, job.attempt]);
+          else await this.pool.query('SELECT complete($1, $2, $3::jsonb)', [job.id, job.attempt, result]);
           attempt.state = 'completed';
+        } catch (err) {
+          if (result === undefined || !isRefusedResult(err)) throw err;
+          // The server refused the result (larger than claimqueue.max_payload_size, ...):
+          // the attempt fails with the reason, as for a result that cannot be serialised.
+          threw = true;
+          handlerError = new TypeError(`the result of job ${job.id} was refused: ${errorText(err)}`);
         }
+      }
+      if (!threw) {
         if (attempt.state === 'completed') this.announce('done', job, Date.now() - started);
         return;
       }
@@ -434,6 +464,8 @@ export class Worker<Payload = unknown> extends EventEmitter<WorkerEvents<Payload
     await Promise.all([...this.attempts].map((attempt) => this.handBack(attempt)));
     await this.handBackUnknownClaims();
 
+    // Closed last: with release_on_disconnect the running claims belong to its session.
+    this.closeWaiter();
     for (const signal of this.stopSignals) process.removeListener(signal, this.onSignal);
     this.announce('stopped');
   }
@@ -453,7 +485,9 @@ export class Worker<Payload = unknown> extends EventEmitter<WorkerEvents<Payload
       }
       await Promise.race([loop, sleep(250)]);
     }
-    this.closeWaiter();
+    // A CALL cancelled on it ended in an ERROR: nothing runs on it any more. It stays open
+    // until drain() ends, so claims made with release_on_disconnect outlive the grace period.
+    if (!this.releaseOnDisconnect) this.closeWaiter();
   }
 
   private async handBack(attempt: Attempt<Payload>): Promise<void> {
@@ -522,6 +556,37 @@ export class Worker<Payload = unknown> extends EventEmitter<WorkerEvents<Payload
       this.logger?.error(`claimqueue worker ${this.name}: a '${String(event)}' listener threw: ${errorText(err)}`);
     }
   }
+}
+
+// The handler's value as jsonb text, undefined for none. A value JSON cannot
+// represent (a BigInt, a cycle, a function) is the handler's error.
+function resultText(job: JobRecord<unknown>, value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value);
+  } catch (err) {
+    throw new TypeError(`the result of job ${job.id} is not JSON-serialisable: ${errorText(err)}`);
+  }
+  if (text === undefined) {
+    throw new TypeError(`the result of job ${job.id} is not JSON-serialisable: a ${typeof value}`);
+  }
+  return text;
+}
+
+// A result the server would not store: too large (54000) or not valid jsonb (class 22).
+function isRefusedResult(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return isStatementError(err) && typeof code === 'string' && (code === '54000' || code.startsWith('22'));
+}
+
+// An ERROR that ended one statement; the session goes on (not FATAL, not a lost connection).
+function isStatementError(err: unknown): boolean {
+  for (let e = err as { severity?: unknown; cause?: unknown } | undefined; e && typeof e === 'object';
+    e = e.cause as typeof e) {
+    if (e.severity !== undefined) return e.severity === 'ERROR';
+  }
+  return false;
 }
 
 function errorText(err: unknown): string {

@@ -368,3 +368,58 @@ test('SIGTERM drains: the running job finishes and the process exits 0', async (
   assert.match(output, /done \d+/);
   assert.equal((await jobRow(pool, id)).state, 'done');
 });
+
+test('releaseOnDisconnect reaches the server: the claim records its owner session; by default none', async () => {
+  const queue = await newQueue();
+  const tied = await enqueue(pool, queue, {});
+  const owner = async (id) => (await pool.query(
+    'SELECT owner_session FROM claimqueue.jobs WHERE id = $1', [id])).rows[0].owner_session;
+  let finish;
+  const finished = new Promise((resolve) => { finish = resolve; });
+  const releasing = newWorker(queue, () => finished, { releaseOnDisconnect: true });
+  const seen = recordEvents(releasing);
+  releasing.start();
+  await until(() => seen.started.length === 1, 'the first job runs');
+  assert.equal(seen.started[0][0].id, tied);
+  assert.notEqual(await owner(tied), null, 'claimed with release_on_disconnect');
+  finish();
+  await until(() => seen.done.length === 1, 'the job done');
+  await releasing.stop();
+  assert.equal(await owner(tied), null, 'complete clears the owner');
+
+  const plain = await enqueue(pool, queue, {});
+  const ordinary = newWorker(queue, async () => {
+    assert.equal(await owner(plain), null, 'a plain claim has no owner');
+  });
+  const seenOrdinary = recordEvents(ordinary);
+  ordinary.start();
+  await until(() => seenOrdinary.done.length + seenOrdinary.failed.length === 1, 'the second job handled');
+  await ordinary.stop();
+  assert.equal(seenOrdinary.failed.length, 0);
+});
+
+test('releaseOnDisconnect: the claiming session outlives stop() until its grace ends', async () => {
+  const queue = await newQueue();
+  const id = await enqueue(pool, queue, {});
+  let finish;
+  const worker = newWorker(queue, () => new Promise((resolve) => { finish = resolve; }),
+    { releaseOnDisconnect: true, grace: 120_000, concurrency: 2 });
+  const seen = recordEvents(worker);
+  worker.start();
+  await until(() => seen.started.length === 1, 'the handler runs');
+  const waiterPid = async () => (await pool.query(
+    'SELECT pid FROM claimqueue.waiters() WHERE queue = $1', [queue])).rows[0]?.pid;
+  const pid = await until(waiterPid, 'the worker waits for more');
+  const stopping = worker.stop();
+  // The waiting CALL is cancelled; its session, which owns the running claim, stays.
+  await until(async () => (await waiterPid()) === undefined, 'the wait cancelled');
+  const { rows } = await pool.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = $1", [pid]);
+  assert.equal(rows[0].n, 1, 'the claiming session is still open');
+  assert.equal(Number((await pool.query('SELECT reap($1) AS n', [queue])).rows[0].n), 0);
+  finish();
+  await stopping;
+  const row = await jobRow(pool, id);
+  assert.equal(row.state, 'done');
+  assert.equal(row.attempt, 1);
+  assert.equal(seen.lost.length + seen.handedBack.length + seen.error.length, 0);
+});

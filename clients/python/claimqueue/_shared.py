@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import socket
 import uuid
@@ -13,7 +14,10 @@ from typing import Any, Optional, Sequence
 # a handler's complete_in_transaction() wraps it.
 CLAIM = ("CALL dequeue_wait(%s, %s, batch => %s, lease => make_interval(secs => %s), "
          "wait => make_interval(secs => %s))")
+# release_on_disconnect is named only when asked for: a 0.4.0 server has no such argument.
+CLAIM_RELEASING = CLAIM[:-1] + ", release_on_disconnect => true)"
 COMPLETE = "SELECT complete(%s, %s)"
+COMPLETE_WITH_RESULT = "SELECT complete(%s, %s, %s::jsonb)"
 FAIL = "SELECT fail(%s, %s, %s)"
 HAND_BACK = "SELECT fail(%s, %s, 'worker stopping', retry_in => interval '0')"
 HEARTBEAT = "SELECT heartbeat(%s, %s, make_interval(secs => %s))"
@@ -104,6 +108,26 @@ def check_concurrency(concurrency: Any) -> int:
 
 def default_worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def result_text(job: JobRecord, value: Any) -> Optional[str]:
+    """A handler's return value as jsonb text, None for none. A value JSON cannot
+    represent (a set, an object, a cycle, NaN) raises TypeError: the attempt fails."""
+    if value is None:
+        return None
+    try:
+        return json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as err:
+        raise TypeError(f"the result of job {job.id} is not JSON-serialisable: {error_text(err)}") from err
+
+
+def refused_result(job: JobRecord, err: BaseException) -> Optional[ValueError]:
+    """For an error of complete() with a result: the handler's error if the server refused
+    the result itself (larger than claimqueue.max_payload_size: 54000, invalid: class 22)."""
+    sqlstate = getattr(err, "sqlstate", None) or ""
+    if sqlstate == "54000" or sqlstate.startswith("22"):
+        return ValueError(f"the result of job {job.id} was refused: {error_text(err)}")
+    return None
 
 
 def error_text(err: BaseException) -> str:

@@ -76,7 +76,8 @@ AsyncHandler = Callable[[AsyncJob], Awaitable[Any]]
 class AsyncWorker:
     """Runs ``await handler(job)`` for the jobs of ``queue``; ``await run()`` until stopped.
 
-    The options are the blocking Worker's. stop() must be called from the event loop's
+    The options are the blocking Worker's, and so is what becomes of the value the handler
+    returns (stored as the job's result). stop() must be called from the event loop's
     thread (from another thread: ``loop.call_soon_threadsafe(worker.stop)``).
     """
 
@@ -84,7 +85,7 @@ class AsyncWorker:
                  lease: Any = None, name: Optional[str] = None, wait: Any = 30.0, grace: Any = 30.0,
                  stop_signals: Sequence[int] = (signal.SIGTERM, signal.SIGINT),
                  on_event: Optional[Callable[[WorkerEvent], None]] = None,
-                 retry_delay: Any = 1.0) -> None:
+                 retry_delay: Any = 1.0, release_on_disconnect: bool = False) -> None:
         if not callable(handler):
             raise TypeError("handler must be callable")
         self.conninfo = conninfo
@@ -99,6 +100,7 @@ class AsyncWorker:
         self._retry_delay = shared.seconds(retry_delay, "retry_delay")
         self._stop_signals = tuple(stop_signals)
         self._on_event = on_event
+        self._release_on_disconnect = bool(release_on_disconnect)
 
         self._attempts: set = set()
         self._stop_requested = False
@@ -196,7 +198,11 @@ class AsyncWorker:
                 if self._stop_requested:
                     break
                 self._report(err, "dequeue_wait")
-                await self._close_waiter()
+                # Claims made with release_on_disconnect die with the waiting session, so a
+                # connection that only saw a statement fail is kept for the running jobs.
+                if not (self._release_on_disconnect and self._waiter is not None
+                        and not self._waiter.closed and not self._waiter.broken):
+                    await self._close_waiter()
                 await self._pause(self._retry_delay)
                 continue
             # A claim that committed is run even when stop() came meanwhile.
@@ -215,7 +221,7 @@ class AsyncWorker:
             return []
         self._wait_in_flight = True
         try:
-            cursor = await self._waiter.execute(shared.CLAIM, (
+            cursor = await self._waiter.execute(shared.CLAIM_RELEASING if self._release_on_disconnect else shared.CLAIM, (
                 self.queue, self.name, batch, self._lease_given, self._wait))
             row = await cursor.fetchone()
         except psycopg.Error as err:
@@ -272,15 +278,28 @@ class AsyncWorker:
         started = time.monotonic()
         self._emit(WorkerEvent("started", job=job))
         raised: Optional[BaseException] = None
+        result: Optional[str] = None
         try:
-            await self.handler(job)
+            value = await self.handler(job)
+            # A job completed by complete_in_transaction() is done already: its value is not kept.
+            if attempt.state == shared.RUNNING:
+                result = shared.result_text(job, value)
         except Exception as err:  # noqa: BLE001 - the handler's failure is the job's
             raised = to_claimqueue_error(err)
         try:
-            if raised is None:
-                if attempt.state == shared.RUNNING:
-                    await conn.execute(shared.COMPLETE, (job.id, job.attempt))
+            if raised is None and attempt.state == shared.RUNNING:
+                try:
+                    if result is None:
+                        await conn.execute(shared.COMPLETE, (job.id, job.attempt))
+                    else:
+                        await conn.execute(shared.COMPLETE_WITH_RESULT, (job.id, job.attempt, result))
                     self._transition(attempt, shared.RUNNING, shared.COMPLETED)
+                except psycopg.Error as err:
+                    # A result the server refused fails the attempt, as one JSON cannot hold does.
+                    raised = shared.refused_result(job, err) if result is not None else None
+                    if raised is None:
+                        raise
+            if raised is None:
                 if attempt.state == shared.COMPLETED:
                     self._emit(WorkerEvent("done", job=job, seconds=time.monotonic() - started))
             elif isinstance(raised, StaleClaimError):
@@ -369,7 +388,10 @@ class AsyncWorker:
                 except psycopg.Error as err:
                     self._report(err, "cancelling the waiting dequeue")
             await asyncio.wait({claimer}, timeout=0.25)
-        await self._close_waiter()
+        # With release_on_disconnect the running claims belong to the waiting session:
+        # it stays open until run() ends, after the grace period and the hand-backs.
+        if not self._release_on_disconnect:
+            await self._close_waiter()
 
         tasks = [a.task for a in self._attempts if a.task is not None]
         if tasks:

@@ -87,13 +87,23 @@ class Worker:
     stop_signals: signals that call stop() while run() runs (only in the main thread).
     on_event: called with a WorkerEvent for everything that happens (logging, metrics).
     retry_delay: pause after a failed claim or a connection error.
+    release_on_disconnect: claim with release_on_disconnect (default False): the claims
+    belong to the worker's waiting connection, and when that session ends (the process
+    crashed, the connection was killed) the reaper returns its jobs at once rather than at
+    the end of their leases. Direct connections or a session-mode pooler only, not a
+    transaction-mode pooler (README, "Claims that die with their session"); a 0.5.0 server.
+
+    What the handler returns (unless None) is stored as the job's result by complete(id,
+    attempt, result), read back with job_status() or await_jobs(). It must be
+    JSON-serialisable (json.dumps, no NaN): otherwise the attempt fails, as if the handler
+    had raised, with a TypeError saying so.
     """
 
     def __init__(self, conninfo: str, queue: str, handler: Handler, *, concurrency: int = 1,
                  lease: Any = None, name: Optional[str] = None, wait: Any = 30.0, grace: Any = 30.0,
                  stop_signals: Sequence[int] = (signal.SIGTERM, signal.SIGINT),
                  on_event: Optional[Callable[[WorkerEvent], None]] = None,
-                 retry_delay: Any = 1.0) -> None:
+                 retry_delay: Any = 1.0, release_on_disconnect: bool = False) -> None:
         if not callable(handler):
             raise TypeError("handler must be callable")
         self.conninfo = conninfo
@@ -108,6 +118,7 @@ class Worker:
         self._retry_delay = shared.seconds(retry_delay, "retry_delay")
         self._stop_signals = tuple(stop_signals)
         self._on_event = on_event
+        self._release_on_disconnect = bool(release_on_disconnect)
 
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
@@ -154,7 +165,10 @@ class Worker:
             # join() with a timeout lets them in.
             while claimer.is_alive() and not self._stop_requested:
                 claimer.join(0.1)
-            self._drain(claimer)
+            try:
+                self._drain(claimer)
+            finally:
+                self._close_waiter()
             self._finish(threads)
         finally:
             for signum, handler in previous:
@@ -191,7 +205,11 @@ class Worker:
                 if self._stop_requested:
                     break
                 self._report(err, "dequeue_wait")
-                self._close_waiter()
+                # Claims made with release_on_disconnect die with the waiting session, so a
+                # connection that only saw a statement fail is kept for the running jobs.
+                if not (self._release_on_disconnect and self._waiter is not None
+                        and not self._waiter.closed and not self._waiter.broken):
+                    self._close_waiter()
                 self._stop_claiming.wait(self._retry_delay)
                 continue
             # A claim that committed is run even when stop() came meanwhile: the
@@ -211,7 +229,7 @@ class Worker:
             return []
         self._wait_in_flight = True
         try:
-            row = self._waiter.execute(shared.CLAIM, (
+            row = self._waiter.execute(shared.CLAIM_RELEASING if self._release_on_disconnect else shared.CLAIM, (
                 self.queue, self.name, batch, self._lease_given, self._wait)).fetchone()
         except psycopg.Error as err:
             raise to_claimqueue_error(err) from err
@@ -263,15 +281,28 @@ class Worker:
         started = time.monotonic()
         self._emit(WorkerEvent("started", job=job))
         raised: Optional[BaseException] = None
+        result: Optional[str] = None
         try:
-            self.handler(job)
+            value = self.handler(job)
+            # A job completed by complete_in_transaction() is done already: its value is not kept.
+            if attempt.state == shared.RUNNING:
+                result = shared.result_text(job, value)
         except Exception as err:  # noqa: BLE001 - the handler's failure is the job's
             raised = to_claimqueue_error(err)
         try:
-            if raised is None:
-                if attempt.state == shared.RUNNING:
-                    conn.execute(shared.COMPLETE, (job.id, job.attempt))
+            if raised is None and attempt.state == shared.RUNNING:
+                try:
+                    if result is None:
+                        conn.execute(shared.COMPLETE, (job.id, job.attempt))
+                    else:
+                        conn.execute(shared.COMPLETE_WITH_RESULT, (job.id, job.attempt, result))
                     self._transition(attempt, shared.RUNNING, shared.COMPLETED)
+                except psycopg.Error as err:
+                    # A result the server refused fails the attempt, as one JSON cannot hold does.
+                    raised = shared.refused_result(job, err) if result is not None else None
+                    if raised is None:
+                        raise
+            if raised is None:
                 if attempt.state == shared.COMPLETED:
                     self._emit(WorkerEvent("done", job=job, seconds=time.monotonic() - started))
             elif isinstance(raised, StaleClaimError):
@@ -378,7 +409,10 @@ class Worker:
                 except psycopg.Error as err:
                     self._report(err, "cancelling the waiting dequeue")
             claimer.join(0.25)
-        self._close_waiter()
+        # With release_on_disconnect the running claims belong to the waiting session:
+        # it stays open until the grace period and the hand-backs are over.
+        if not self._release_on_disconnect:
+            self._close_waiter()
 
         deadline = time.monotonic() + self._grace
         with self._changed:

@@ -187,3 +187,38 @@ def test_psycopg_async_connection_cancel_is_what_stop_uses(conninfo):
             with pytest.raises(psycopg.errors.QueryCanceled):
                 await asyncio.wait_for(call, 30)
     asyncio.run(main())
+
+
+def test_release_on_disconnect_reaches_the_server_and_the_session_outlives_stop(conninfo, db, new_queue):
+    queue = new_queue()
+    job_id = claimqueue.enqueue(db, queue, {})
+    gate = {}
+
+    async def handler(job):
+        gate["owner"] = db.execute("SELECT owner_session FROM claimqueue.jobs WHERE id = %s",
+                                   (job.id,)).fetchone()[0]
+        gate["finish"] = asyncio.Event()
+        await gate["finish"].wait()
+
+    def waiter_pid():
+        return (db.execute("SELECT pid FROM claimqueue.waiters() WHERE queue = %s",
+                           (queue,)).fetchone() or [None])[0]
+
+    async def scenario(worker, events):
+        await until_async(lambda: events["started"], "the handler runs")
+        pid = await until_async(waiter_pid, "the worker waits for more")
+        worker.stop()
+        # The waiting CALL is cancelled; its session, which owns the running claim, stays.
+        await until_async(lambda: waiter_pid() is None, "the wait cancelled")
+        gate["session_open"] = db.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = %s",
+                                          (pid,)).fetchone()[0]
+        gate["reaped"] = db.execute("SELECT reap(%s)", (queue,)).fetchone()[0]
+        gate["finish"].set()
+
+    events = run_worker(conninfo, queue, handler, scenario, release_on_disconnect=True, grace=120,
+                        concurrency=2)
+    assert gate["owner"] is not None, "claimed with release_on_disconnect"
+    assert (gate["session_open"], gate["reaped"]) == (1, 0)
+    assert job_row(db, job_id)[:2] == ("done", 1)
+    assert db.execute("SELECT owner_session FROM claimqueue.jobs WHERE id = %s", (job_id,)).fetchone()[0] is None
+    assert events["lost"] == [] and events["handed_back"] == [] and events["error"] == []

@@ -349,3 +349,54 @@ def test_sigterm_drains_and_the_process_exits_0(conninfo, db, new_queue, flavour
             child.kill()
     assert "stopping" in output and f"done {job_id}" in output
     assert job_row(db, job_id)[0] == "done"
+
+
+def owner_session(db, job_id):
+    return db.execute("SELECT owner_session FROM claimqueue.jobs WHERE id = %s", (job_id,)).fetchone()[0]
+
+
+def test_release_on_disconnect_reaches_the_server_and_is_off_by_default(conninfo, db, new_queue):
+    queue = new_queue()
+    tied = claimqueue.enqueue(db, queue, {})
+    finish = threading.Event()
+    worker, events = make_worker(conninfo, queue, lambda job: finish.wait(30), release_on_disconnect=True)
+    thread = start(worker)
+    until(lambda: events["started"], "the handler runs")
+    assert owner_session(db, tied) is not None, "claimed with release_on_disconnect"
+    finish.set()
+    until(lambda: events["done"], "the job done")
+    stop(worker, thread)
+    assert owner_session(db, tied) is None, "complete clears the owner"
+
+    plain = claimqueue.enqueue(db, queue, {})
+    owners = []
+    worker, events = make_worker(conninfo, queue, lambda job: owners.append(owner_session(db, job.id)))
+    thread = start(worker)
+    until(lambda: events["done"], "the second job done")
+    stop(worker, thread)
+    assert owners == [None], "a plain claim has no owner"
+    assert job_row(db, plain)[0] == "done"
+
+
+def test_release_on_disconnect_the_claiming_session_outlives_stop_until_the_grace_ends(conninfo, db,
+                                                                                         new_queue):
+    queue = new_queue()
+    job_id = claimqueue.enqueue(db, queue, {})
+    finish = threading.Event()
+    worker, events = make_worker(conninfo, queue, lambda job: finish.wait(60), release_on_disconnect=True,
+                                 grace=120, concurrency=2)
+    thread = start(worker)
+    until(lambda: events["started"], "the handler runs")
+    waiter_pid = lambda: (db.execute("SELECT pid FROM claimqueue.waiters() WHERE queue = %s",  # noqa: E731
+                                     (queue,)).fetchone() or [None])[0]
+    pid = until(waiter_pid, "the worker waits for more")
+    worker.stop()
+    # The waiting CALL is cancelled; its session, which owns the running claim, stays.
+    until(lambda: waiter_pid() is None, "the wait cancelled")
+    assert db.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = %s", (pid,)).fetchone()[0] == 1
+    assert db.execute("SELECT reap(%s)", (queue,)).fetchone()[0] == 0
+    finish.set()
+    thread.join(30)
+    assert not thread.is_alive()
+    assert job_row(db, job_id)[:2] == ("done", 1)
+    assert events["lost"] == [] and events["handed_back"] == [] and events["error"] == []
