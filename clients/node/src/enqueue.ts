@@ -13,8 +13,11 @@ export interface EnqueueOptions {
   maxAttempts?: number;
   /** While a job of the queue with this key is ready or running, its id is returned instead. */
   dedupKey?: string;
+  /** What the queue's max_running_per_key counts by (1-512 bytes; a 0.5.0 server). */
+  concurrencyKey?: string;
 }
 
+/** The batch's options: every job of the batch gets the same concurrencyKey. */
 export type EnqueueBatchOptions = Omit<EnqueueOptions, 'dedupKey'>;
 
 /** Adds a job on `db` (a client inside your transaction, or a pool); returns its id. */
@@ -66,6 +69,7 @@ function namedArguments(options: EnqueueOptions, values: unknown[]) {
   add('priority', options.priority, 'int');
   add('max_attempts', options.maxAttempts, 'int');
   add('dedup_key', options.dedupKey, 'text');
+  add('concurrency_key', options.concurrencyKey, 'text');
   return { clause: parts.length ? ', ' + parts.join(', ') : '', values };
 }
 

@@ -61,3 +61,13 @@ test('a payload that is a JSON array stays an array', async () => {
   const { rows } = await pool.query('SELECT payload FROM queue_jobs WHERE id = $1', [id]);
   assert.deepEqual(rows[0].payload, [1, 'two']);
 });
+
+test('concurrencyKey reaches the server, for one job and for a whole batch', async () => {
+  const one = await enqueue(pool, 'mail', {}, { concurrencyKey: 'tenant-7' });
+  const batch = await enqueueBatch(pool, 'mail', [{}, {}], { concurrencyKey: 'tenant-8' });
+  const plain = await enqueue(pool, 'mail', {});
+  const ids = [one, ...batch, plain];
+  const { rows } = await pool.query('SELECT id, concurrency_key FROM queue_jobs WHERE id = ANY($1)', [ids]);
+  const keys = new Map(rows.map((r) => [Number(r.id), r.concurrency_key]));
+  assert.deepEqual(ids.map((id) => keys.get(id)), ['tenant-7', 'tenant-8', 'tenant-8', null]);
+});

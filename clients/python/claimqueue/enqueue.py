@@ -15,12 +15,14 @@ from .errors import to_claimqueue_error
 
 
 def _named_arguments(run_at: Optional[dt.datetime], priority: Optional[int],
-                     max_attempts: Optional[int], dedup_key: Optional[str]) -> Tuple[str, list]:
+                     max_attempts: Optional[int], dedup_key: Optional[str],
+                     concurrency_key: Optional[str]) -> Tuple[str, list]:
     # Only the options given are passed, so the server's defaults apply to the
     # rest (a NULL priority would be refused, not defaulted).
     parts, values = [], []
     for name, value, cast in (("run_at", run_at, "timestamptz"), ("priority", priority, "int"),
-                              ("max_attempts", max_attempts, "int"), ("dedup_key", dedup_key, "text")):
+                              ("max_attempts", max_attempts, "int"), ("dedup_key", dedup_key, "text"),
+                              ("concurrency_key", concurrency_key, "text")):
         if value is not None:
             parts.append(f"{name} => %s::{cast}")
             values.append(value)
@@ -41,15 +43,18 @@ def _enqueue_batch_statement(queue: str, payloads: Sequence[Any], **options: Any
 
 def enqueue(conn: psycopg.Connection, queue: str, payload: Any = None, *,
             run_at: Optional[dt.datetime] = None, priority: Optional[int] = None,
-            max_attempts: Optional[int] = None, dedup_key: Optional[str] = None) -> int:
+            max_attempts: Optional[int] = None, dedup_key: Optional[str] = None,
+            concurrency_key: Optional[str] = None) -> int:
     """Adds a job on ``conn`` and returns its id.
 
     run_at: not claimable before then (default now); priority: -100 ... 100, higher first;
     max_attempts: default the queue's; dedup_key: while a job of the queue with this key is
-    ready or running, its id is returned instead.
+    ready or running, its id is returned instead; concurrency_key: what the queue's
+    max_running_per_key counts by (1-512 bytes; a 0.5.0 server).
     """
     sql, params = _enqueue_statement(queue, payload, run_at=run_at, priority=priority,
-                                     max_attempts=max_attempts, dedup_key=dedup_key)
+                                     max_attempts=max_attempts, dedup_key=dedup_key,
+                                     concurrency_key=concurrency_key)
     try:
         return conn.execute(sql, params).fetchone()[0]
     except psycopg.Error as err:
@@ -58,10 +63,12 @@ def enqueue(conn: psycopg.Connection, queue: str, payload: Any = None, *,
 
 def enqueue_batch(conn: psycopg.Connection, queue: str, payloads: Sequence[Any], *,
                   run_at: Optional[dt.datetime] = None, priority: Optional[int] = None,
-                  max_attempts: Optional[int] = None) -> List[int]:
-    """Adds one job per payload in one statement; returns their ids in payload order."""
+                  max_attempts: Optional[int] = None,
+                  concurrency_key: Optional[str] = None) -> List[int]:
+    """Adds one job per payload in one statement, all with the same options; returns
+    their ids in payload order."""
     sql, params = _enqueue_batch_statement(queue, payloads, run_at=run_at, priority=priority,
-                                           max_attempts=max_attempts)
+                                           max_attempts=max_attempts, concurrency_key=concurrency_key)
     try:
         return [row[0] for row in conn.execute(sql, params).fetchall()]
     except psycopg.Error as err:
@@ -70,10 +77,12 @@ def enqueue_batch(conn: psycopg.Connection, queue: str, payloads: Sequence[Any],
 
 async def enqueue_async(conn: psycopg.AsyncConnection, queue: str, payload: Any = None, *,
                         run_at: Optional[dt.datetime] = None, priority: Optional[int] = None,
-                        max_attempts: Optional[int] = None, dedup_key: Optional[str] = None) -> int:
+                        max_attempts: Optional[int] = None, dedup_key: Optional[str] = None,
+                        concurrency_key: Optional[str] = None) -> int:
     """enqueue() on an AsyncConnection."""
     sql, params = _enqueue_statement(queue, payload, run_at=run_at, priority=priority,
-                                     max_attempts=max_attempts, dedup_key=dedup_key)
+                                     max_attempts=max_attempts, dedup_key=dedup_key,
+                                     concurrency_key=concurrency_key)
     try:
         cursor = await conn.execute(sql, params)
         return (await cursor.fetchone())[0]
@@ -83,10 +92,11 @@ async def enqueue_async(conn: psycopg.AsyncConnection, queue: str, payload: Any 
 
 async def enqueue_batch_async(conn: psycopg.AsyncConnection, queue: str, payloads: Sequence[Any], *,
                               run_at: Optional[dt.datetime] = None, priority: Optional[int] = None,
-                              max_attempts: Optional[int] = None) -> List[int]:
+                              max_attempts: Optional[int] = None,
+                              concurrency_key: Optional[str] = None) -> List[int]:
     """enqueue_batch() on an AsyncConnection."""
     sql, params = _enqueue_batch_statement(queue, payloads, run_at=run_at, priority=priority,
-                                           max_attempts=max_attempts)
+                                           max_attempts=max_attempts, concurrency_key=concurrency_key)
     try:
         cursor = await conn.execute(sql, params)
         return [row[0] for row in await cursor.fetchall()]

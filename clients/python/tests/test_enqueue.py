@@ -66,3 +66,18 @@ def test_async_twins(conninfo, db):
     one, many = asyncio.run(main())
     assert db.execute("SELECT payload, priority FROM queue_jobs WHERE id = %s", (one,)).fetchone() == ([1, "two"], 3)
     assert len(many) == 2 and many[0] < many[1]
+
+
+def test_concurrency_key_reaches_the_server_for_one_job_and_a_batch(conninfo, db):
+    one = claimqueue.enqueue(db, "mail", {}, concurrency_key="tenant-7")
+    batch = claimqueue.enqueue_batch(db, "mail", [{}, {}], concurrency_key="tenant-8")
+    plain = claimqueue.enqueue(db, "mail", {})
+
+    async def twins():
+        async with await psycopg.AsyncConnection.connect(conninfo, autocommit=True) as conn:
+            return (await claimqueue.enqueue_async(conn, "mail", {}, concurrency_key="tenant-9"),
+                    await claimqueue.enqueue_batch_async(conn, "mail", [{}], concurrency_key="tenant-9"))
+    async_one, async_batch = asyncio.run(twins())
+    ids = [one, *batch, plain, async_one, *async_batch]
+    keys = dict(db.execute("SELECT id, concurrency_key FROM queue_jobs WHERE id = ANY(%s)", (ids,)).fetchall())
+    assert [keys[i] for i in ids] == ["tenant-7", "tenant-8", "tenant-8", None, "tenant-9", "tenant-9"]
