@@ -5,7 +5,7 @@
 #   0 core     pure C++, no PostgreSQL
 #   1 pg       PostgreSQL glue: SPI statements, clock, settings, text, shared
 #              memory regions, the session's callbacks, the C++ firewall
-#   2 cursors, wait, locks, metrics   one concern each, side by side: none includes another
+#   2 cursors, wait, locks, metrics, owners   one concern each, side by side: none includes another
 #   3 engine   the claim engine and queue administration
 #   4 worker   launcher, reapers
 #   5 api      SQL-callable functions
@@ -16,6 +16,7 @@ set(_rank_cursors 2)
 set(_rank_wait 2)
 set(_rank_locks 2)
 set(_rank_metrics 2)
+set(_rank_owners 2)
 set(_rank_engine 3)
 set(_rank_worker 4)
 set(_rank_api 5)
