@@ -64,4 +64,16 @@ DETAIL:  Waiters are registered in shared memory, which exists only when the lib
 HINT:  Add claimqueue to shared_preload_libraries and restart the server, or pass wait => '0' and poll with dequeue().},
 	'a wait is refused, naming the preload, with a hint');
 
+# A claim that would die with its session needs the owners' list in shared
+# memory: refused with 55000 and a hint, and the job stays ready.
+$node->safe_psql('app', q{SELECT enqueue('default', '{"n": 3}')});
+($out, $err) = run_sql(q{SELECT id FROM dequeue('default', 'w1', release_on_disconnect => true)});
+is($err, q{ERROR:  release_on_disconnect needs claimqueue in shared_preload_libraries
+DETAIL:  The sessions that hold such claims are listed in shared memory, which exists only when the library is preloaded.
+HINT:  Add claimqueue to shared_preload_libraries and restart the server, or claim without release_on_disconnect.},
+	'release_on_disconnect is refused, naming the preload, with a hint');
+is($node->safe_psql('app', q{SELECT state, attempt FROM claimqueue.jobs WHERE id = 3}), 'ready|0',
+	'... and the job is still ready, untouched');
+is($node->safe_psql('app', q{SELECT id FROM dequeue('default', 'w1')}), '3', '... a plain claim takes it');
+
 done_testing();
