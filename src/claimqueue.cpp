@@ -7,6 +7,7 @@
 #include "pg/firewall.hpp"
 
 #include "cursors/cursors.hpp"
+#include "engine/fair_claim.hpp"
 #include "engine/job_rows.hpp"
 #include "engine/queue_cache.hpp"
 #include "engine/schema_version.hpp"
@@ -59,6 +60,7 @@ extern "C" void _PG_init(void)
     claimqueue::RequestCursorState();
     claimqueue::RequestMetricsState();
     claimqueue::RequestOwnerState();
+    claimqueue::RequestFairState();
     // A session whose claims die with it has ended: its reaper returns them now.
     claimqueue::OnOwnerExit(claimqueue::WakeReaper);
     claimqueue::InstallDatabaseGuard();

@@ -36,8 +36,9 @@ bool CheckSetting(FunctionCallInfo fcinfo, int n, int field, Datum *out)
     return true;
 }
 
-// The concurrency limits, arguments n (max_running) and n + 1
-// (max_running_per_key), when the SQL declares them (0.5.0): NULL is not given.
+// The flow-control settings, arguments n (max_running), n + 1
+// (max_running_per_key) and n + 2 (fair), when the SQL declares them (0.5.0):
+// NULL is not given.
 QueueLimits LimitArgs(FunctionCallInfo fcinfo, int n, bool zero_clears)
 {
     QueueLimits limits = {};
@@ -51,14 +52,18 @@ QueueLimits LimitArgs(FunctionCallInfo fcinfo, int n, bool zero_clears)
         rules::CheckRunningLimit("max_running_per_key", limits.max_running_per_key, zero_clears);
         limits.max_running_per_key_given = true;
     }
+    if (PG_NARGS() > n + 2 && !PG_ARGISNULL(n + 2)) {
+        limits.fair = PG_GETARG_BOOL(n + 2);
+        limits.fair_given = true;
+    }
     return limits;
 }
 
 }  // namespace
 
 // create_queue(name, lease, max_attempts, backoff_base, backoff_cap, retention, if_not_exists,
-//              failed_retention, max_running, max_running_per_key); failed_retention NULL: as
-//              retention; a limit NULL: none
+//              failed_retention, max_running, max_running_per_key, fair); failed_retention
+//              NULL: as retention; a limit NULL: none
 CQ_QUEUE_FUNCTION(cq_create_queue)
 {
     text *name = QueueNameArg(fcinfo, 0);
@@ -80,7 +85,7 @@ CQ_QUEUE_FUNCTION(cq_create_queue)
 }
 
 // alter_queue(name, lease, max_attempts, backoff_base, backoff_cap, retention, failed_retention,
-//             max_running, max_running_per_key); NULL = unchanged, a limit 0 = none
+//             max_running, max_running_per_key, fair); NULL = unchanged, a limit 0 = none
 CQ_QUEUE_FUNCTION(cq_alter_queue)
 {
     text *name = QueueNameArg(fcinfo, 0);

@@ -9,6 +9,7 @@ extern "C" {
 #include "core/rules.hpp"
 #include "pg/clock.hpp"
 #include "engine/claim_limits.hpp"
+#include "engine/fair_claim.hpp"
 #include "engine/job_rows.hpp"
 #include "engine/queue_cache.hpp"
 #include "engine/queues.hpp"
@@ -165,7 +166,9 @@ uint64 ClaimFromQueue(JobRows *rows, int32 queue_id, text *worker, int32 batch,
     ClaimWrite write = {worker, now, LeaseUsec(queue_id, lease), owner};
     uint64 claimed = 0;
     int64 first_seen;
-    if (!WalkHasCursors(&walk)) {
+    if (facts != nullptr && facts->fair && JobRowsHaveFairIndex(rows)) {
+        claimed = ClaimFairly(rows, &walk, queue_id, batch, write, gate, out, out_desc);
+    } else if (!WalkHasCursors(&walk)) {
         claimed = ClaimFromIndex(rows, queue_id, kNoLane, 0, batch, write, gate, &first_seen,
                                  out, out_desc);
     } else {

@@ -5,11 +5,13 @@ extern "C" {
 #include "access/detoast.h"
 #include "access/transam.h"
 #include "access/heapam.h"
+#include "access/itup.h"
 #include "access/table.h"
 #include "access/tableam.h"
 #include "catalog/namespace.h"
 #include "commands/trigger.h"
 #include "executor/executor.h"
+#include "utils/datum.h"
 #include "utils/fmgroids.h"
 #include "utils/memutils.h"
 #include "utils/relcache.h"
@@ -52,6 +54,7 @@ struct Writer {
     int pkey_index;   // positions in index_oids / ri_IndexRelationDescs
     int ready_index;
     int running_key_index;  // jobs_running_key_idx (0.5.0), -1 when absent
+    int fair_index;         // jobs_fair_idx (0.5.0), -1 when absent
     EState *estate;
     ResultRelInfo *rri;
     TupleTableSlot *scan_slot;  // a version as an index scan returned it
@@ -159,7 +162,7 @@ Writer *Build(Relation rel, MemoryContext parent)
     ExecOpenIndices(w->rri, false);
     w->nindexes = w->rri->ri_NumIndices;
     w->index_oids = (Oid *) palloc(sizeof(Oid) * (w->nindexes + 1));
-    w->pkey_index = w->ready_index = w->running_key_index = -1;
+    w->pkey_index = w->ready_index = w->running_key_index = w->fair_index = -1;
     for (int i = 0; i < w->nindexes; i++) {
         Relation index = w->rri->ri_IndexRelationDescs[i];
         w->index_oids[i] = RelationGetRelid(index);
@@ -169,6 +172,8 @@ Writer *Build(Relation rel, MemoryContext parent)
             w->ready_index = i;
         else if (strcmp(RelationGetRelationName(index), "jobs_running_key_idx") == 0)
             w->running_key_index = i;
+        else if (strcmp(RelationGetRelationName(index), "jobs_fair_idx") == 0)
+            w->fair_index = i;
     }
     if (w->pkey_index < 0 || w->ready_index < 0)
         elog(ERROR, "claimqueue: claimqueue.jobs lacks jobs_pkey or jobs_ready_idx");
@@ -520,56 +525,110 @@ int64 LaneWindow(int limit)
 
 }  // namespace
 
-int ClaimFromIndex(JobRows *rows, int32 queue_id, int priority, int64 from, int limit,
-                   const ClaimWrite &write, LimitGate *gate, int64 *first_seen,
-                   Tuplestorestate *out, TupleDesc out_desc)
+namespace {
+
+// Which entries a claim scan reads: a lane (or the whole queue) of
+// jobs_ready_idx, or one tenant of a lane (a fair queue's claim): the jobs of
+// one concurrency key in jobs_fair_idx, or the lane's jobs without a key.
+struct ClaimScan {
+    int32 queue_id;
+    int priority;      // kNoLane: the whole queue
+    int64 from;
+    enum { kLane, kKey, kKeyless } tenant;
+    text *key;         // kKey
+    bool probe_only;   // find *first_seen, claim nothing
+};
+
+bool SameKey(text *a, text *b)
+{
+    size_t len = VARSIZE_ANY_EXHDR(a);
+    return VARSIZE_ANY_EXHDR(b) == len && memcmp(VARDATA_ANY(a), VARDATA_ANY(b), len) == 0;
+}
+
+// The version's concurrency key, or nullptr.
+text *KeyOf(const Writer *w, TupleTableSlot *slot)
+{
+    if (w->attnum[kConcurrencyKey] == InvalidAttrNumber)
+        return nullptr;
+    bool isnull;
+    Datum key = Value(w, slot, kConcurrencyKey, &isnull);
+    return isnull ? nullptr : DatumGetTextPP(key);
+}
+
+// Whether a version belongs to the scan's tenant.
+bool InTenant(const Writer *w, TupleTableSlot *slot, const ClaimScan &scan)
+{
+    switch (scan.tenant) {
+    case ClaimScan::kKey: {
+        text *key = KeyOf(w, slot);
+        return key != nullptr && SameKey(key, scan.key);
+    }
+    case ClaimScan::kKeyless:
+        return KeyOf(w, slot) == nullptr;
+    default:
+        return true;
+    }
+}
+
+int Claim(JobRows *rows, const ClaimScan &scan, int limit, const ClaimWrite &write,
+          LimitGate *gate, int64 *first_seen, Tuplestorestate *out, TupleDesc out_desc)
 {
     Writer *w = rows->writer;
-    Relation index = w->rri->ri_IndexRelationDescs[w->ready_index];
-    bool lane = priority != kNoLane;
+    bool by_key = scan.tenant == ClaimScan::kKey;
+    Relation index = w->rri->ri_IndexRelationDescs[by_key ? w->fair_index : w->ready_index];
+    bool lane = scan.priority != kNoLane;
+    int64 from = scan.from;
     *first_seen = -1;
     int claimed = 0;
     Datum worker = PointerGetDatum(write.worker);
     TimestampTz lease_expires_at = write.now + write.lease_usec;
+    // The position column of the index: after the key in jobs_fair_idx.
+    AttrNumber pos_column = by_key ? 4 : 3;
     // Lanes take two passes (the window, then the rest); the whole queue one.
     bool windowed = lane && from < PG_INT64_MAX - LaneWindow(limit);
     int64 window_end = windowed ? from + LaneWindow(limit) : 0;
     for (int pass = windowed ? 0 : 1;
-         pass < 2 && claimed < limit && !(gate != nullptr && GateFull(gate)); pass++) {
-        ScanKeyData keys[4];
+         pass < 2 && claimed < limit && !(gate != nullptr && GateFull(gate)) &&
+         !(scan.probe_only && *first_seen >= 0);
+         pass++) {
+        ScanKeyData keys[5];
         int nkeys = 1;
-        ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(queue_id));
+        ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(scan.queue_id));
         if (lane) {
-            ScanKeyInit(&keys[1], 2, BTEqualStrategyNumber, F_INT2EQ, Int16GetDatum(priority));
-            ScanKeyInit(&keys[2], 3, BTGreaterEqualStrategyNumber, F_INT8GE,
+            ScanKeyInit(&keys[nkeys++], 2, BTEqualStrategyNumber, F_INT2EQ,
+                        Int16GetDatum(scan.priority));
+            if (by_key) {
+                ScanKeyInit(&keys[nkeys], 3, BTEqualStrategyNumber, F_TEXTEQ,
+                            PointerGetDatum(scan.key));
+                keys[nkeys++].sk_collation = index->rd_indcollation[2];
+            }
+            ScanKeyInit(&keys[nkeys++], pos_column, BTGreaterEqualStrategyNumber, F_INT8GE,
                         Int64GetDatum(windowed && pass == 1 ? window_end : from));
-            nkeys = 3;
             if (pass == 0)
-                ScanKeyInit(&keys[nkeys++], 3, BTLessStrategyNumber, F_INT8LT,
+                ScanKeyInit(&keys[nkeys++], pos_column, BTLessStrategyNumber, F_INT8LT,
                             Int64GetDatum(window_end));
         }
-        IndexScanDesc scan = BeginIndexScan(rows->rel, index, rows->snapshot, nkeys);
-        index_rescan(scan, keys, nkeys, nullptr, 0);
-        while (claimed < limit && index_getnext_slot(scan, ForwardScanDirection, w->scan_slot)) {
+        IndexScanDesc iscan = BeginIndexScan(rows->rel, index, rows->snapshot, nkeys);
+        index_rescan(iscan, keys, nkeys, nullptr, 0);
+        while (claimed < limit &&
+               index_getnext_slot(iscan, ForwardScanDirection, w->scan_slot)) {
             // The version this snapshot shows (the index's predicate held when
             // the entry was made; a later version of the row has entries of its own).
             int64 pos = Position(w, w->scan_slot);
-            if (pos < 0 || !StateIs(w, w->scan_slot, "ready"))
+            if (pos < 0 || !StateIs(w, w->scan_slot, "ready") ||
+                !InTenant(w, w->scan_slot, scan))
                 continue;
             if (*first_seen < 0)
                 *first_seen = pos;
+            if (scan.probe_only)
+                break;
             // Under a concurrency limit: a job whose key (or queue) is full, or
             // whose key another claim is counting, is passed over, not waited for.
             int gate_slot = -1;
             if (gate != nullptr) {
                 if (GateFull(gate))
                     break;
-                bool key_null = true;
-                Datum key = (Datum) 0;
-                if (w->attnum[kConcurrencyKey] != InvalidAttrNumber)
-                    key = Value(w, w->scan_slot, kConcurrencyKey, &key_null);
-                if (!AdmitToGate(gate, rows, key_null ? nullptr : DatumGetTextPP(key),
-                                 &gate_slot))
+                if (!AdmitToGate(gate, rows, KeyOf(w, w->scan_slot), &gate_slot))
                     continue;
             }
             // FOR UPDATE SKIP LOCKED: a row another transaction holds is skipped;
@@ -587,9 +646,11 @@ int ClaimFromIndex(JobRows *rows, int32 queue_id, int priority, int64 from, int 
             bool isnull;
             int64 locked_pos = Position(w, w->lock_slot);
             if (locked_pos < 0 || !StateIs(w, w->lock_slot, "ready") ||
-                DatumGetInt32(Value(w, w->lock_slot, kQueueId, &isnull)) != queue_id ||
-                (lane && (DatumGetInt16(Value(w, w->lock_slot, kPriority, &isnull)) != priority ||
-                          locked_pos < from)))
+                DatumGetInt32(Value(w, w->lock_slot, kQueueId, &isnull)) != scan.queue_id ||
+                (lane &&
+                 (DatumGetInt16(Value(w, w->lock_slot, kPriority, &isnull)) != scan.priority ||
+                  locked_pos < from)) ||
+                !InTenant(w, w->lock_slot, scan))
                 continue;
             StartNewVersion(w, w->lock_slot);
             Set(w, kState, CStringGetTextDatum("running"));
@@ -606,9 +667,101 @@ int ClaimFromIndex(JobRows *rows, int32 queue_id, int priority, int64 from, int 
                 NoteGateClaim(gate, gate_slot);
             claimed++;
         }
-        index_endscan(scan);
+        index_endscan(iscan);
     }
     return claimed;
+}
+
+// The value of column `column` of the first entry of `index` that the keys
+// match, read from the index entry alone (live, dead or in progress: no
+// snapshot is asked); false when none matches. A datum is copied.
+bool FirstEntryValue(JobRows *rows, Relation index, ScanKeyData *keys, int nkeys,
+                     AttrNumber column, Datum *value)
+{
+    IndexScanDesc iscan = BeginIndexScan(rows->rel, index, SnapshotAny, nkeys);
+    iscan->xs_want_itup = true;
+    index_rescan(iscan, keys, nkeys, nullptr, 0);
+    bool found = false;
+    if (index_getnext_tid(iscan, ForwardScanDirection) != nullptr) {
+        bool isnull;
+        Datum d = index_getattr(iscan->xs_itup, column, iscan->xs_itupdesc, &isnull);
+        if (!isnull) {
+            Form_pg_attribute att = TupleDescAttr(iscan->xs_itupdesc, column - 1);
+            *value = datumCopy(d, att->attbyval, att->attlen);
+            found = true;
+        }
+    }
+    index_endscan(iscan);
+    return found;
+}
+
+}  // namespace
+
+int ClaimFromIndex(JobRows *rows, int32 queue_id, int priority, int64 from, int limit,
+                   const ClaimWrite &write, LimitGate *gate, int64 *first_seen,
+                   Tuplestorestate *out, TupleDesc out_desc)
+{
+    ClaimScan scan = {queue_id, priority, from, ClaimScan::kLane, nullptr, false};
+    return Claim(rows, scan, limit, write, gate, first_seen, out, out_desc);
+}
+
+int64 FirstClaimable(JobRows *rows, int32 queue_id, int priority, int64 from)
+{
+    ClaimScan scan = {queue_id, priority, from, ClaimScan::kLane, nullptr, true};
+    ClaimWrite none = {};
+    int64 first_seen;
+    (void) Claim(rows, scan, 1, none, nullptr, &first_seen, nullptr, nullptr);
+    return first_seen;
+}
+
+int ClaimTenant(JobRows *rows, int32 queue_id, int priority, text *key, int64 from, int limit,
+                const ClaimWrite &write, LimitGate *gate, int64 *first_seen,
+                Tuplestorestate *out, TupleDesc out_desc)
+{
+    ClaimScan scan = {queue_id, priority, from,
+                      key != nullptr ? ClaimScan::kKey : ClaimScan::kKeyless, key, false};
+    return Claim(rows, scan, limit, write, gate, first_seen, out, out_desc);
+}
+
+bool JobRowsHaveFairIndex(JobRows *rows)
+{
+    return rows->writer->fair_index >= 0;
+}
+
+text *NextTenantKey(JobRows *rows, int32 queue_id, int priority, text *after)
+{
+    Writer *w = rows->writer;
+    Relation index = w->rri->ri_IndexRelationDescs[w->fair_index];
+    ScanKeyData keys[3];
+    int nkeys = 2;
+    ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(queue_id));
+    ScanKeyInit(&keys[1], 2, BTEqualStrategyNumber, F_INT2EQ, Int16GetDatum(priority));
+    if (after != nullptr) {
+        ScanKeyInit(&keys[2], 3, BTGreaterStrategyNumber, F_TEXT_GT, PointerGetDatum(after));
+        keys[2].sk_collation = index->rd_indcollation[2];
+        nkeys = 3;
+    }
+    Datum key;
+    if (!FirstEntryValue(rows, index, keys, nkeys, 3, &key))
+        return nullptr;
+    return DatumGetTextPP(key);
+}
+
+int NextReadyPriority(JobRows *rows, int32 queue_id, int below)
+{
+    Writer *w = rows->writer;
+    Relation index = w->rri->ri_IndexRelationDescs[w->ready_index];
+    ScanKeyData keys[2];
+    int nkeys = 1;
+    ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(queue_id));
+    if (below != kNoLane) {
+        ScanKeyInit(&keys[1], 2, BTLessStrategyNumber, F_INT2LT, Int16GetDatum(below));
+        nkeys = 2;
+    }
+    Datum priority;
+    if (!FirstEntryValue(rows, index, keys, nkeys, 2, &priority))
+        return kNoLane;
+    return DatumGetInt16(priority);
 }
 
 int CountRunning(JobRows *rows, int32 queue_id, text *key, int stop_at)

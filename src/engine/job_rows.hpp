@@ -75,6 +75,30 @@ int ClaimFromIndex(JobRows *rows, int32 queue_id, int priority, int64 from, int 
                    const ClaimWrite &write, LimitGate *gate, int64 *first_seen,
                    Tuplestorestate *out, TupleDesc out_desc);
 
+// The position of the first job at or past `from` in lane (queue_id,
+// priority) that the snapshot shows claimable, locked or not; -1 if none.
+// Claims nothing: a fair claim's probe for the lane cursor.
+int64 FirstClaimable(JobRows *rows, int32 queue_id, int priority, int64 from);
+
+// Fair claiming (0.5.0): a lane's jobs by tenant. A tenant is a concurrency
+// key (jobs_fair_idx holds the ready jobs that have one, by key, then
+// position), or the lane's jobs without a key (read from jobs_ready_idx).
+// ClaimTenant claims as ClaimFromIndex does, from the tenant's jobs only: key
+// nullptr claims jobs without a key. *first_seen is the tenant's own probe.
+int ClaimTenant(JobRows *rows, int32 queue_id, int priority, text *key, int64 from, int limit,
+                const ClaimWrite &write, LimitGate *gate, int64 *first_seen,
+                Tuplestorestate *out, TupleDesc out_desc);
+// Whether the table has jobs_fair_idx (0.5.0).
+bool JobRowsHaveFairIndex(JobRows *rows);
+// The first concurrency key after `after` (nullptr: the first of all) that
+// lane (queue_id, priority) has an entry of in jobs_fair_idx; nullptr when
+// none. Reads index entries only, so a key whose entries are all of claimed
+// jobs (an old snapshot keeps them) is returned too: its claim finds nothing.
+text *NextTenantKey(JobRows *rows, int32 queue_id, int priority, text *after);
+// The highest priority below `below` (kNoLane: any) that the queue has an
+// entry of in jobs_ready_idx, or kNoLane; as NextTenantKey, from the index.
+int NextReadyPriority(JobRows *rows, int32 queue_id, int below);
+
 // The running jobs of the queue, or of its concurrency key `key` (nullptr: all
 // of the queue's), counted up to `stop_at`: committed ones and those of
 // transactions still in progress, from jobs_running_key_idx (0.5.0).

@@ -35,6 +35,7 @@ struct QueueFacts {
     // Concurrency limits (0.5.0; 0: none, as on a database still at 0.4.0).
     int32 max_running;
     int32 max_running_per_key;
+    bool fair;  // claims rotate across concurrency keys (0.5.0)
 };
 const QueueFacts *QueueFactsById(int32 queue_id);
 

@@ -33,13 +33,15 @@ Statement kUpdateQueue = {
     7, {TEXTOID, INTERVALOID, INT4OID, INTERVALOID, INTERVALOID, INTERVALOID, INTERVALOID},
     nullptr};
 
-// 0 (or not given, $3/$5 false) keeps NULL or the value as it is.
+// A limit given as 0 is NULL (none); a setting not given ($2, $4, $6 false)
+// stays as it is.
 Statement kSetLimits = {
     "UPDATE claimqueue.queues SET"
     " max_running = CASE WHEN $2 THEN nullif($3, 0) ELSE max_running END,"
-    " max_running_per_key = CASE WHEN $4 THEN nullif($5, 0) ELSE max_running_per_key END"
+    " max_running_per_key = CASE WHEN $4 THEN nullif($5, 0) ELSE max_running_per_key END,"
+    " fair = CASE WHEN $6 THEN $7 ELSE fair END"
     " WHERE name = $1",
-    5, {TEXTOID, BOOLOID, INT4OID, BOOLOID, INT4OID}, nullptr};
+    7, {TEXTOID, BOOLOID, INT4OID, BOOLOID, INT4OID, BOOLOID, BOOLOID}, nullptr};
 
 // Only a change of state writes the row (and invalidates every session's
 // cache). A concurrent pause or resume of the same queue waits for this one's
@@ -203,13 +205,14 @@ void AlterQueue(text *name, const QueueSettings &s, const bool given[kQueueSetti
 
 void SetQueueLimits(text *name, const QueueLimits &limits)
 {
-    if (!limits.max_running_given && !limits.max_running_per_key_given)
+    if (!limits.max_running_given && !limits.max_running_per_key_given && !limits.fair_given)
         return;
     ConnectSpi();
-    Datum args[5] = {PointerGetDatum(name), BoolGetDatum(limits.max_running_given),
+    Datum args[7] = {PointerGetDatum(name), BoolGetDatum(limits.max_running_given),
                      Int32GetDatum(limits.max_running),
                      BoolGetDatum(limits.max_running_per_key_given),
-                     Int32GetDatum(limits.max_running_per_key)};
+                     Int32GetDatum(limits.max_running_per_key),
+                     BoolGetDatum(limits.fair_given), BoolGetDatum(limits.fair)};
     if (Execute(&kSetLimits, args, nullptr) == 0)
         ReportUnknownQueue(name);
     FinishSpi();

@@ -22,13 +22,16 @@ bool CreateQueue(text *name, const QueueSettings &settings, bool if_not_exists);
 // `given[i]` says whether field i (in QueueSettings order) was passed.
 void AlterQueue(text *name, const QueueSettings &settings, const bool given[kQueueSettings]);
 
-// The concurrency limits (0.5.0) of the queue named `name`, which exists: each
-// given one is set, 0 meaning no limit (NULL). Raises QC001 for an unknown queue.
+// The flow-control settings (0.5.0) of the queue named `name`, which exists:
+// each given one is set, a limit 0 meaning none (NULL). Raises QC001 for an
+// unknown queue.
 struct QueueLimits {
     bool max_running_given;
     int32 max_running;
     bool max_running_per_key_given;
     int32 max_running_per_key;
+    bool fair_given;
+    bool fair;  // claims rotate across concurrency keys (src/engine/fair_claim.hpp)
 };
 void SetQueueLimits(text *name, const QueueLimits &limits);
 

@@ -35,6 +35,9 @@ CREATE TABLE claimqueue.queues (
     max_running   integer CONSTRAINT queues_max_running_check CHECK (max_running >= 1),
     max_running_per_key integer
                   CONSTRAINT queues_max_running_per_key_check CHECK (max_running_per_key >= 1),
+    -- 0.5.0. Fair claiming: claims rotate across the concurrency keys
+    -- (tenants) of each priority instead of taking jobs in position order.
+    fair          boolean NOT NULL DEFAULT false,
     CONSTRAINT queues_check
         CHECK (extract(epoch FROM backoff_cap) >= extract(epoch FROM backoff_base))
 );
@@ -98,6 +101,13 @@ CREATE INDEX jobs_owned_idx ON claimqueue.jobs (owner_session)
 -- here, reading no more entries than the limit.
 CREATE INDEX jobs_running_key_idx ON claimqueue.jobs (queue_id, concurrency_key)
     WHERE state = 'running';
+-- Fair claiming (0.5.0): the ready jobs that have a concurrency key, by key
+-- and then position in each lane, so a fair queue's claim goes from one
+-- tenant to the next in one descent each. Jobs without a key are left out
+-- (a queue that is not fair pays nothing for them); a fair claim reads them
+-- from jobs_ready_idx.
+CREATE INDEX jobs_fair_idx ON claimqueue.jobs (queue_id, priority DESC, concurrency_key, pos)
+    WHERE state = 'ready' AND pos IS NOT NULL AND concurrency_key IS NOT NULL;
 -- One live job per dedup key and queue; finished jobs free the key.
 CREATE UNIQUE INDEX jobs_dedup_idx ON claimqueue.jobs (queue_id, dedup_key)
     WHERE dedup_key IS NOT NULL AND state IN ('ready', 'running');

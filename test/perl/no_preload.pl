@@ -76,4 +76,25 @@ is($node->safe_psql('app', q{SELECT state, attempt FROM claimqueue.jobs WHERE id
 	'... and the job is still ready, untouched');
 is($node->safe_psql('app', q{SELECT id FROM dequeue('default', 'w1')}), '3', '... a plain claim takes it');
 
+# A fair queue without the preload: no cursors and no shared rotation, but its
+# claims still rotate across tenants (each session keeps its own place), take
+# priority first, and reach the jobs without a key as one tenant more.
+$node->safe_psql('app', q{
+	SELECT create_queue('fair', fair => true);
+	SELECT enqueue_batch('fair', array_fill('{}'::jsonb, ARRAY[5]), concurrency_key => 'a');
+	SELECT enqueue_batch('fair', array_fill('{}'::jsonb, ARRAY[2]), concurrency_key => 'b');
+	SELECT enqueue('fair', '{}');
+	SELECT enqueue('fair', '{}', concurrency_key => 'b', priority => 9);
+});
+is($node->safe_psql('app', q{
+	SELECT string_agg(coalesce(j.concurrency_key, '-') || j.priority, ' ' ORDER BY d.n)
+	  FROM dequeue('fair', 'w1', batch => 20) WITH ORDINALITY
+	       d(id, payload, attempt, max_attempts, priority, lease_expires_at, created_at, n)
+	  JOIN claimqueue.jobs j USING (id)}),
+	'b9 -0 a0 b0 a0 b0 a0 a0 a0',
+	'a fair queue rotates across tenants without the preload, priority first (after b, the jobs without a key, then a)');
+is($node->safe_psql('app', q{SELECT count(*) FROM claimqueue.jobs j JOIN claimqueue.queues q USING (queue_id)
+	WHERE q.name = 'fair' AND (j.state <> 'running' OR j.attempt <> 1)}), '0',
+	'... every job claimed once');
+
 done_testing();

@@ -46,18 +46,19 @@ CREATE TEMP TABLE api (
 );
 INSERT INTO api VALUES
  (1, 'create_queue',
-     '{text,interval,integer,interval,interval,interval,boolean,interval,integer,integer}', 'boolean',
+     '{text,interval,integer,interval,interval,interval,boolean,interval,integer,integer,boolean}', 'boolean',
      'name text, lease interval DEFAULT ''00:00:30''::interval, max_attempts integer DEFAULT 5, '
      'backoff_base interval DEFAULT ''00:00:01''::interval, backoff_cap interval DEFAULT ''01:00:00''::interval, '
      'retention interval DEFAULT ''7 days''::interval, if_not_exists boolean DEFAULT false, '
      'failed_retention interval DEFAULT NULL::interval, max_running integer DEFAULT NULL::integer, '
-     'max_running_per_key integer DEFAULT NULL::integer'),
+     'max_running_per_key integer DEFAULT NULL::integer, fair boolean DEFAULT false'),
  (2, 'alter_queue',
-     '{text,interval,integer,interval,interval,interval,interval,integer,integer}', 'void',
+     '{text,interval,integer,interval,interval,interval,interval,integer,integer,boolean}', 'void',
      'name text, lease interval DEFAULT NULL::interval, max_attempts integer DEFAULT NULL::integer, '
      'backoff_base interval DEFAULT NULL::interval, backoff_cap interval DEFAULT NULL::interval, '
      'retention interval DEFAULT NULL::interval, failed_retention interval DEFAULT NULL::interval, '
-     'max_running integer DEFAULT NULL::integer, max_running_per_key integer DEFAULT NULL::integer'),
+     'max_running integer DEFAULT NULL::integer, max_running_per_key integer DEFAULT NULL::integer, '
+     'fair boolean DEFAULT NULL::boolean'),
  (3, 'drop_queue', '{text,boolean}', 'bigint',
      'name text, force boolean DEFAULT false'),
  (4, 'enqueue',
@@ -281,7 +282,7 @@ SELECT results_eq(
              ('max_attempts', 'integer'), ('backoff_base', 'interval'), ('backoff_cap', 'interval'),
              ('retention', 'interval'), ('created_at', 'timestamp with time zone'),
              ('paused', 'boolean'), ('failed_retention', 'interval'), ('max_running', 'integer'),
-             ('max_running_per_key', 'integer')$$,
+             ('max_running_per_key', 'integer'), ('fair', 'boolean')$$,
     'claimqueue.queues has the documented columns, types and order');
 SELECT results_eq(
     $$SELECT attname::text COLLATE "default", format_type(atttypid, atttypmod) FROM pg_catalog.pg_attribute
@@ -377,7 +378,7 @@ SELECT results_eq(
              ('backoff_base', 'interval'), ('backoff_cap', 'interval'), ('retention', 'interval'),
              ('created_at', 'timestamp with time zone'), ('paused', 'boolean'),
              ('failed_retention', 'interval'), ('max_running', 'integer'),
-             ('max_running_per_key', 'integer')$$,
+             ('max_running_per_key', 'integer'), ('fair', 'boolean')$$,
     'queue_settings has the documented columns');
 SELECT table_privs_are(:'cq', 'queue_stats', 'public', '{}'::name[],
                        'PUBLIC has no privileges on queue_stats');

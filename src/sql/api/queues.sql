@@ -24,7 +24,7 @@ BEGIN
            backoff_base = NEW.backoff_base, backoff_cap = NEW.backoff_cap,
            retention = NEW.retention, created_at = NEW.created_at, paused = NEW.paused,
            failed_retention = NEW.failed_retention, max_running = NEW.max_running,
-           max_running_per_key = NEW.max_running_per_key
+           max_running_per_key = NEW.max_running_per_key, fair = NEW.fair
      WHERE name = NEW.name;
     IF FOUND THEN
         RETURN NULL;
@@ -65,13 +65,14 @@ CREATE OR REPLACE FUNCTION @extschema@.create_queue(
     if_not_exists boolean  DEFAULT false,
     failed_retention interval DEFAULT NULL,
     max_running   integer  DEFAULT NULL,
-    max_running_per_key integer DEFAULT NULL)
+    max_running_per_key integer DEFAULT NULL,
+    fair          boolean  DEFAULT false)
 RETURNS boolean
 LANGUAGE c VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS 'MODULE_PATHNAME', 'cq_create_queue';
-COMMENT ON FUNCTION @extschema@.create_queue(text, interval, integer, interval, interval, interval, boolean, interval, integer, integer)
-    IS 'create a queue with its defaults; true if created, false if it existed and if_not_exists; failed_retention NULL keeps failed jobs as long as retention; max_running and max_running_per_key NULL: no limit';
+COMMENT ON FUNCTION @extschema@.create_queue(text, interval, integer, interval, interval, interval, boolean, interval, integer, integer, boolean)
+    IS 'create a queue with its defaults; true if created, false if it existed and if_not_exists; failed_retention NULL keeps failed jobs as long as retention; max_running and max_running_per_key NULL: no limit; fair: claims rotate across concurrency keys';
 
 CREATE OR REPLACE FUNCTION @extschema@.alter_queue(
     name          text,
@@ -82,13 +83,14 @@ CREATE OR REPLACE FUNCTION @extschema@.alter_queue(
     retention     interval DEFAULT NULL,
     failed_retention interval DEFAULT NULL,
     max_running   integer  DEFAULT NULL,
-    max_running_per_key integer DEFAULT NULL)
+    max_running_per_key integer DEFAULT NULL,
+    fair          boolean  DEFAULT NULL)
 RETURNS void
 LANGUAGE c VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS 'MODULE_PATHNAME', 'cq_alter_queue';
-COMMENT ON FUNCTION @extschema@.alter_queue(text, interval, integer, interval, interval, interval, interval, integer, integer)
-    IS 'change a queue''s defaults; NULL leaves a setting as it is (max_running and max_running_per_key: 0 removes the limit)';
+COMMENT ON FUNCTION @extschema@.alter_queue(text, interval, integer, interval, interval, interval, interval, integer, integer, boolean)
+    IS 'change a queue''s defaults; NULL leaves a setting as it is (max_running and max_running_per_key: 0 removes the limit; fair: claims rotate across concurrency keys, or not)';
 
 -- Pausing: a paused queue takes enqueues and claims nothing until it is
 -- resumed; running jobs finish and expired leases are returned as usual.
@@ -117,8 +119,8 @@ COMMENT ON FUNCTION @extschema@.drop_queue(text, boolean)
     IS 'drop a queue and its jobs; refuses while jobs are ready or running unless force; returns jobs deleted';
 
 REVOKE ALL ON FUNCTION
-    @extschema@.create_queue(text, interval, integer, interval, interval, interval, boolean, interval, integer, integer),
-    @extschema@.alter_queue(text, interval, integer, interval, interval, interval, interval, integer, integer),
+    @extschema@.create_queue(text, interval, integer, interval, interval, interval, boolean, interval, integer, integer, boolean),
+    @extschema@.alter_queue(text, interval, integer, interval, interval, interval, interval, integer, integer, boolean),
     @extschema@.drop_queue(text, boolean),
     @extschema@.pause_queue(text),
     @extschema@.resume_queue(text),

@@ -39,8 +39,8 @@ GRANT EXECUTE ON FUNCTION
     @extschema@.heartbeat(bigint, integer, interval)
 TO claimqueue_consumer, claimqueue_admin;
 GRANT EXECUTE ON FUNCTION
-    @extschema@.create_queue(text, interval, integer, interval, interval, interval, boolean, interval, integer, integer),
-    @extschema@.alter_queue(text, interval, integer, interval, interval, interval, interval, integer, integer),
+    @extschema@.create_queue(text, interval, integer, interval, interval, interval, boolean, interval, integer, integer, boolean),
+    @extschema@.alter_queue(text, interval, integer, interval, interval, interval, interval, integer, integer, boolean),
     @extschema@.drop_queue(text, boolean),
     @extschema@.pause_queue(text),
     @extschema@.resume_queue(text),

@@ -33,7 +33,7 @@ COMMENT ON VIEW @extschema@.queue_jobs IS 'every job with its queue name, timest
 
 CREATE OR REPLACE VIEW @extschema@.queue_settings AS
 SELECT name AS queue, lease, max_attempts, backoff_base, backoff_cap, retention, created_at,
-       paused, failed_retention, max_running, max_running_per_key
+       paused, failed_retention, max_running, max_running_per_key, fair
 FROM claimqueue.queues
 WHERE queue_id IN (SELECT claimqueue.visible_queues());
 COMMENT ON VIEW @extschema@.queue_settings IS 'each queue''s defaults; only queues the caller holds a privilege on';

@@ -26,6 +26,11 @@ ALTER TABLE claimqueue.jobs ADD COLUMN concurrency_key text;
 CREATE INDEX jobs_running_key_idx ON claimqueue.jobs (queue_id, concurrency_key)
     WHERE state = 'running';
 
+-- Fair claiming: the queue's setting, and the index of ready jobs by key.
+ALTER TABLE claimqueue.queues ADD COLUMN fair boolean NOT NULL DEFAULT false;
+CREATE INDEX jobs_fair_idx ON claimqueue.jobs (queue_id, priority DESC, concurrency_key, pos)
+    WHERE state = 'ready' AND pos IS NOT NULL AND concurrency_key IS NOT NULL;
+
 -- New trailing arguments (concurrency_key; max_running, max_running_per_key):
 -- the old signatures go, api/ defines the new ones. IF EXISTS: an upgrade
 -- from before 0.4.0 runs this part before any api/ made the 0.4.0 ones.
