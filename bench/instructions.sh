@@ -17,6 +17,11 @@
 # build installed with `make install DESTDIR=DIR` instead (Debian's
 # extension_destdir), so the shared install stays as it is. SETUP_SQL='...'
 # runs once after the benchmark's tables are made (an experiment's objects).
+# FILL_KEYS=N gives the claimqueue jobs N concurrency keys (tenants), the
+# jobs of each key enqueued after the previous key's: with SETUP_SQL="SELECT
+# alter_queue('bench', fair => true)" it measures a fair queue's claims.
+# KEEP_PROFILE=PREFIX keeps each backend's callgrind file as PREFIX.WORKLOAD.LOOPS
+# (for callgrind_annotate).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 workloads=${*:-cq_drain plain_drain commit2}
@@ -76,6 +81,7 @@ total() {
     pid=$(grep -a 'connection authorized.*application_name=pgbench' "$dir/server.log" | tail -1 | cut -d' ' -f1)
     file=$dir/callgrind.$pid
     for _ in $(seq 60); do grep -q '^totals:' "$file" 2>/dev/null && break; sleep 1; done
+    [ -z "${KEEP_PROFILE:-}" ] || cp "$file" "$KEEP_PROFILE.$w.$loops"
     sed -n 's/^totals: *\([0-9]*\).*/\1/p' "$file"
 }
 
@@ -85,8 +91,16 @@ for w in $workloads; do
     per=1
     [ "$w" != cq_batch ] && [ "$w" != plain_batch ] || per=100
     n=$(( (short + long) * per + 1000 ))
+    keys=${FILL_KEYS:-0}
+    if [ "$keys" -gt 0 ]; then
+        fill="SELECT count(*) FROM generate_series(0, $keys - 1) k, LATERAL enqueue_batch('bench',
+                (SELECT array_agg(jsonb_build_object('n', g)) FROM generate_series(1, $n / $keys + 1) g),
+                concurrency_key => 'tenant' || k)"
+    else
+        fill="SELECT count(*) FROM enqueue_batch('bench', (SELECT array_agg(jsonb_build_object('n', g)) FROM generate_series(1, $n) g))"
+    fi
     q -c 'TRUNCATE claimqueue.jobs, bench_plain, bench_commit' \
-      -c "SELECT count(*) FROM enqueue_batch('bench', (SELECT array_agg(jsonb_build_object('n', g)) FROM generate_series(1, $n) g))" \
+      -c "$fill" \
       -c "INSERT INTO bench_plain (payload) SELECT jsonb_build_object('n', g) FROM generate_series(1, $n) g" \
       -c 'VACUUM ANALYZE' -c 'CHECKPOINT' >/dev/null
     a=$(total "$short" "$w")

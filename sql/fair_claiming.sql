@@ -26,7 +26,8 @@ END $$;
 
 -- The issue's measure: 100,000 jobs of tenant a enqueued before 10 of tenant
 -- b. Claimed one at a time, all of b's are among the first 100 claims (the
--- rotation alternates a and b, so b's last is claim 20).
+-- rotation alternates a and b, so b's last is claim 19 or 20: tenants come in
+-- the order of a hash of their key, here b first).
 SELECT count(*) FROM (SELECT enqueue_batch('fair', array_agg('{}'::jsonb), concurrency_key => 'a')
                         FROM generate_series(1, 100000)) s;
 SELECT count(*) FROM (SELECT enqueue_batch('fair', array_agg(jsonb_build_object('b', g)),
@@ -46,7 +47,7 @@ SELECT count(*) FILTER (WHERE tenant = 'b') AS b_claimed FROM pg_temp.claim_orde
 
 -- Priority comes first: a higher priority is claimed before any tenant's
 -- lower one; within a priority, claims rotate. Jobs without a key are one
--- tenant more, after the keys in key order.
+-- tenant more, after the keys (in their hash order: c, b, a).
 SELECT create_queue('mix', fair => true);
 SELECT enqueue('mix', '{}', concurrency_key => k) FROM unnest(ARRAY['c', 'c', 'c', 'a', 'a', 'b']) k;
 SELECT enqueue('mix', '{}') FROM generate_series(1, 2);

@@ -8,7 +8,6 @@ extern "C" {
 #include "utils/memutils.h"
 }
 
-#include "core/rules.hpp"
 #include "cursors/cursors.hpp"
 #include "engine/claim_limits.hpp"
 #include "engine/job_rows.hpp"
@@ -17,21 +16,16 @@ extern "C" {
 namespace claimqueue {
 namespace {
 
-// A place in the rotation: before every tenant, a key, or the jobs without one.
+// A place in the rotation: before every tenant, a key (by its hash), or the
+// jobs without one.
 struct Turn {
     enum Kind : uint8 { kStart, kKey, kKeyless } kind;
-    text *key;  // kKey
+    int64 key_hash;  // kKey
 };
 
 bool SameTurn(const Turn &a, const Turn &b)
 {
-    if (a.kind != b.kind)
-        return false;
-    if (a.kind != Turn::kKey)
-        return true;
-    size_t len = VARSIZE_ANY_EXHDR(a.key);
-    return VARSIZE_ANY_EXHDR(b.key) == len &&
-           memcmp(VARDATA_ANY(a.key), VARDATA_ANY(b.key), len) == 0;
+    return a.kind == b.kind && (a.kind != Turn::kKey || a.key_hash == b.key_hash);
 }
 
 // --- Where each queue's rotation stands ---------------------------------------
@@ -39,14 +33,13 @@ bool SameTurn(const Turn &a, const Turn &b)
 // One slot per queue, found by hashing (database, queue); a queue that finds
 // its slot taken by another starts its rotation at the first tenant and takes
 // the slot over: a collision costs fairness for a moment, never a job.
-constexpr int kRotationSlots = 256;
+constexpr int kRotationSlots = 1024;
 
 struct RotationSlot {
     Oid database;
     int32 queue_id;
     uint8 kind;  // Turn::Kind
-    uint16 length;
-    char key[rules::kMaxDedupKeyBytes];  // a concurrency key is at most this long
+    int64 key_hash;
 };
 
 struct RotationState {
@@ -82,44 +75,29 @@ RotationSlot *SlotOf(int32 queue_id)
     return &local_slots[h % kRotationSlots];
 }
 
-// The tenant served last in the queue (kStart: none yet), in this call's memory.
+// The tenant the queue's last claim served (kStart: none yet).
 Turn ReadRotation(int32 queue_id)
 {
     RotationSlot *slot = SlotOf(queue_id);
-    RotationSlot copy;
     if (shared != nullptr)
         LWLockAcquire(shared->lock, LW_SHARED);
-    copy.database = slot->database;
-    copy.queue_id = slot->queue_id;
-    copy.kind = slot->kind;
-    copy.length = slot->length;
-    if (copy.kind == Turn::kKey)
-        memcpy(copy.key, slot->key, copy.length);
+    RotationSlot copy = *slot;
     if (shared != nullptr)
         LWLockRelease(shared->lock);
-    Turn turn = {Turn::kStart, nullptr};
     if (copy.database != MyDatabaseId || copy.queue_id != queue_id)
-        return turn;
-    turn.kind = (Turn::Kind) copy.kind;
-    if (turn.kind == Turn::kKey)
-        turn.key = cstring_to_text_with_len(copy.key, copy.length);
-    return turn;
+        return {Turn::kStart, 0};
+    return {(Turn::Kind) copy.kind, copy.key_hash};
 }
 
 void WriteRotation(int32 queue_id, const Turn &turn)
 {
     RotationSlot *slot = SlotOf(queue_id);
-    size_t length = turn.kind == Turn::kKey ? VARSIZE_ANY_EXHDR(turn.key) : 0;
-    if (length > sizeof(slot->key))
-        return;  // longer than any key enqueue accepts: keep the old place
     if (shared != nullptr)
         LWLockAcquire(shared->lock, LW_EXCLUSIVE);
     slot->database = MyDatabaseId;
     slot->queue_id = queue_id;
     slot->kind = turn.kind;
-    slot->length = (uint16) length;
-    if (length > 0)
-        memcpy(slot->key, VARDATA_ANY(turn.key), length);
+    slot->key_hash = turn.key_hash;
     if (shared != nullptr)
         LWLockRelease(shared->lock);
 }
@@ -136,47 +114,41 @@ struct FloorKey {
     int32 queue_id;
     int16 priority;
     bool keyless;
-    uint32 hash;  // of the key
+    int64 key_hash;
 };
 
 struct FloorEntry {
     FloorKey id;  // the hash key: first
-    text *key;    // the tenant's key (nullptr: keyless), in floor_context
     int64 floor;
     int64 lane_cursor;  // the lane's cursor when the floor was set
 };
 
-// Reset when it holds this many (floors only save reading entries).
+// Dropped when it holds this many (floors only save reading entries).
 constexpr long kMaxFloors = 8192;
 HTAB *floors = nullptr;
-MemoryContext floor_context = nullptr;
 
 HTAB *Floors()
 {
     if (floors != nullptr && hash_get_num_entries(floors) < kMaxFloors)
         return floors;
-    if (floor_context == nullptr)
-        floor_context = AllocSetContextCreate(TopMemoryContext, "claimqueue fair floors",
-                                              ALLOCSET_DEFAULT_SIZES);
-    else
-        MemoryContextReset(floor_context);  // the table and its keys
+    if (floors != nullptr)
+        hash_destroy(floors);
     HASHCTL ctl = {};
     ctl.keysize = sizeof(FloorKey);
     ctl.entrysize = sizeof(FloorEntry);
-    ctl.hcxt = floor_context;
+    ctl.hcxt = TopMemoryContext;
     floors = hash_create("claimqueue fair floors", 256, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
     return floors;
 }
 
 FloorKey KeyOfFloor(int32 queue_id, int priority, const Turn &tenant)
 {
-    FloorKey k = {};
+    FloorKey k;
+    memset(&k, 0, sizeof(k));  // padding too: the key is hashed as bytes
     k.queue_id = queue_id;
     k.priority = (int16) priority;
     k.keyless = tenant.kind == Turn::kKeyless;
-    k.hash = k.keyless ? 0
-                       : hash_bytes((const unsigned char *) VARDATA_ANY(tenant.key),
-                                    (int) VARSIZE_ANY_EXHDR(tenant.key));
+    k.key_hash = k.keyless ? 0 : tenant.key_hash;
     return k;
 }
 
@@ -185,8 +157,7 @@ int64 TenantFrom(int32 queue_id, int priority, const Turn &tenant, int64 lane_cu
 {
     FloorKey k = KeyOfFloor(queue_id, priority, tenant);
     auto *e = (FloorEntry *) hash_search(Floors(), &k, HASH_FIND, nullptr);
-    if (e == nullptr || lane_cursor < e->lane_cursor ||
-        (tenant.kind == Turn::kKey && !SameTurn({Turn::kKey, e->key}, tenant)))
+    if (e == nullptr || lane_cursor < e->lane_cursor)
         return lane_cursor;
     return Max(e->floor, lane_cursor);
 }
@@ -197,36 +168,23 @@ void RaiseFloor(int32 queue_id, int priority, const Turn &tenant, int64 lane_cur
     FloorKey k = KeyOfFloor(queue_id, priority, tenant);
     bool found;
     auto *e = (FloorEntry *) hash_search(Floors(), &k, HASH_ENTER, &found);
-    bool same = found && lane_cursor >= e->lane_cursor &&
-                (tenant.kind != Turn::kKey || SameTurn({Turn::kKey, e->key}, tenant));
-    if (same && e->floor >= floor)
+    if (found && lane_cursor >= e->lane_cursor && e->floor >= floor)
         return;
-    if (!same) {
-        // A new tenant, or another with the same hash: this one's floor only.
-        if (found && e->key != nullptr)
-            pfree(e->key);
-        e->key = nullptr;
-        if (tenant.kind == Turn::kKey) {
-            size_t size = VARSIZE_ANY(tenant.key);
-            e->key = (text *) MemoryContextAlloc(floor_context, size);
-            memcpy(e->key, tenant.key, size);
-        }
-    }
     e->floor = floor;
     e->lane_cursor = lane_cursor;
 }
 
 // --- The rotation ---------------------------------------------------------------
 
-// The tenant after `turn` in lane (queue_id, priority): the next key in key
-// order, then the jobs without a key, then the first key again.
-Turn NextTenant(JobRows *rows, int32 queue_id, int priority, const Turn &turn)
+// The tenant after `turn` in lane (queue_id, priority): the next key in the
+// index's order, then the jobs without a key, then the first key again.
+Turn NextTurn(JobRows *rows, int32 queue_id, int priority, const Turn &turn)
 {
-    text *key = NextTenantKey(rows, queue_id, priority,
-                              turn.kind == Turn::kKey ? turn.key : nullptr);
-    if (key != nullptr)
-        return {Turn::kKey, key};
-    return {Turn::kKeyless, nullptr};
+    Turn next = {Turn::kKey, 0};
+    if (NextTenant(rows, queue_id, priority, turn.kind == Turn::kKey ? &turn.key_hash : nullptr,
+                   &next.key_hash))
+        return next;
+    return {Turn::kKeyless, 0};
 }
 
 // One lane's rotation: one job per tenant per visit, from the tenant after
@@ -239,17 +197,18 @@ int RotateLane(JobRows *rows, LaneWalk *walk, int32 queue_id, int priority, int6
     bool floors_usable = WalkHasCursors(walk);
     int claimed = 0;
     Turn at = *last;
-    Turn idle_since = {Turn::kStart, nullptr};  // the first tenant of a run that claimed nothing
+    Turn idle_since = {Turn::kStart, 0};  // the first tenant of a run that claimed nothing
     while (claimed < limit && !(gate != nullptr && GateFull(gate))) {
         CHECK_FOR_INTERRUPTS();
-        Turn tenant = NextTenant(rows, queue_id, priority, at);
+        Turn tenant = NextTurn(rows, queue_id, priority, at);
         if (idle_since.kind != Turn::kStart && SameTurn(tenant, idle_since))
             break;  // every tenant visited since the last claim: nothing more here
         int64 from = floors_usable ? TenantFrom(queue_id, priority, tenant, lane_cursor)
                                    : lane_cursor;
         int64 first_seen;
-        int n = ClaimTenant(rows, queue_id, priority, tenant.key, from, 1, write, gate,
-                            &first_seen, out, out_desc);
+        int n = ClaimTenant(rows, queue_id, priority,
+                            tenant.kind == Turn::kKey ? &tenant.key_hash : nullptr, from, 1,
+                            write, gate, &first_seen, out, out_desc);
         if (floors_usable)
             RaiseFloor(queue_id, priority, tenant, lane_cursor,
                        first_seen >= 0 ? Min(first_seen, walk->bound) : walk->bound);
@@ -257,7 +216,7 @@ int RotateLane(JobRows *rows, LaneWalk *walk, int32 queue_id, int priority, int6
         if (n > 0) {
             claimed += n;
             *last = tenant;
-            idle_since = {Turn::kStart, nullptr};
+            idle_since = {Turn::kStart, 0};
         } else if (idle_since.kind == Turn::kStart) {
             idle_since = tenant;
         }
@@ -276,6 +235,12 @@ uint64 ClaimFairly(JobRows *rows, LaneWalk *walk, int32 queue_id, int batch,
                    const ClaimWrite &write, LimitGate *gate, Tuplestorestate *out,
                    TupleDesc out_desc)
 {
+    // The lane cursor is moved by a probe of the lane (its first claimable
+    // job, any tenant) on one fair claim in kProbeEvery of this session, and
+    // after a lane gave nothing; in between it lags, which only makes a new
+    // tenant's first scan start lower. A probe is as dear as a tenant's scan.
+    constexpr uint32 kProbeEvery = 8;
+    static uint32 probe_clock = 0;
     Turn last = ReadRotation(queue_id);
     Turn read = last;
     uint64 claimed = 0;
@@ -284,16 +249,18 @@ uint64 ClaimFairly(JobRows *rows, LaneWalk *walk, int32 queue_id, int batch,
     for (;;) {
         if (claimed >= (uint64) batch || (gate != nullptr && GateFull(gate)))
             break;
+        bool probed = false;
         if (WalkHasCursors(walk)) {
             if (!NextLane(walk, &priority, &from))
                 break;
-            // The lane cursor moves as for any claim: to the first claimable
-            // job of the lane, whatever its tenant.
-            int64 first = FirstClaimable(rows, queue_id, priority, from);
-            LaneSeen(walk, priority, first);
-            if (first < 0)
-                continue;  // nothing claimable in this lane
-            from = Max(from, Min(first, walk->bound));  // where the cursor is now
+            if (probe_clock++ % kProbeEvery == 0) {
+                int64 first = FirstClaimable(rows, queue_id, priority, from);
+                LaneSeen(walk, priority, first);
+                if (first < 0)
+                    continue;  // nothing claimable in this lane
+                from = Max(from, Min(first, walk->bound));  // where the cursor is now
+                probed = true;
+            }
         } else {
             // Without cursors: the lanes that have entries, highest first.
             priority = NextReadyPriority(rows, queue_id, priority);
@@ -301,8 +268,11 @@ uint64 ClaimFairly(JobRows *rows, LaneWalk *walk, int32 queue_id, int batch,
                 break;
             from = 0;
         }
-        claimed += RotateLane(rows, walk, queue_id, priority, from, batch - (int) claimed, write,
-                              gate, &last, out, out_desc);
+        int n = RotateLane(rows, walk, queue_id, priority, from, batch - (int) claimed, write,
+                           gate, &last, out, out_desc);
+        if (n == 0 && !probed && WalkHasCursors(walk))
+            LaneSeen(walk, priority, FirstClaimable(rows, queue_id, priority, from));
+        claimed += n;
     }
     if (!SameTurn(last, read))
         WriteRotation(queue_id, last);

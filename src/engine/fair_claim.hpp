@@ -2,9 +2,10 @@
 // the tenants of each priority lane instead of taking the lane in position
 // order. A tenant is a concurrency key; the lane's jobs without a key are one
 // tenant more, after the keys. Each visit takes the tenant's first claimable
-// job (in position order), then the claim moves to the next tenant in key
-// order, wrapping around, until it has its batch or a whole turn claimed
-// nothing. Priority still comes first: a lane is rotated only once every
+// job (in position order), then the claim moves to the next tenant, wrapping
+// around, until it has its batch or a whole turn claimed nothing. Tenants
+// come in the order of a 64-bit hash of their key (jobs_fair_idx): fixed, the
+// same for every claim, and cheap to step through. Priority still comes first: a lane is rotated only once every
 // higher lane has nothing claimable left for this call.
 //
 // Where the rotation stands (the tenant served last) is kept per queue in

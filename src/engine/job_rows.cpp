@@ -9,10 +9,12 @@ extern "C" {
 #include "access/table.h"
 #include "access/tableam.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_collation.h"
 #include "commands/trigger.h"
 #include "executor/executor.h"
 #include "utils/datum.h"
 #include "utils/fmgroids.h"
+#include "utils/fmgrprotos.h"
 #include "utils/memutils.h"
 #include "utils/relcache.h"
 #include "utils/rel.h"
@@ -535,15 +537,9 @@ struct ClaimScan {
     int priority;      // kNoLane: the whole queue
     int64 from;
     enum { kLane, kKey, kKeyless } tenant;
-    text *key;         // kKey
+    int64 key_hash;    // kKey: the tenant, TenantKeyHash of its keys
     bool probe_only;   // find *first_seen, claim nothing
 };
-
-bool SameKey(text *a, text *b)
-{
-    size_t len = VARSIZE_ANY_EXHDR(a);
-    return VARSIZE_ANY_EXHDR(b) == len && memcmp(VARDATA_ANY(a), VARDATA_ANY(b), len) == 0;
-}
 
 // The version's concurrency key, or nullptr.
 text *KeyOf(const Writer *w, TupleTableSlot *slot)
@@ -561,7 +557,7 @@ bool InTenant(const Writer *w, TupleTableSlot *slot, const ClaimScan &scan)
     switch (scan.tenant) {
     case ClaimScan::kKey: {
         text *key = KeyOf(w, slot);
-        return key != nullptr && SameKey(key, scan.key);
+        return key != nullptr && TenantKeyHash(key) == scan.key_hash;
     }
     case ClaimScan::kKeyless:
         return KeyOf(w, slot) == nullptr;
@@ -597,11 +593,9 @@ int Claim(JobRows *rows, const ClaimScan &scan, int limit, const ClaimWrite &wri
         if (lane) {
             ScanKeyInit(&keys[nkeys++], 2, BTEqualStrategyNumber, F_INT2EQ,
                         Int16GetDatum(scan.priority));
-            if (by_key) {
-                ScanKeyInit(&keys[nkeys], 3, BTEqualStrategyNumber, F_TEXTEQ,
-                            PointerGetDatum(scan.key));
-                keys[nkeys++].sk_collation = index->rd_indcollation[2];
-            }
+            if (by_key)
+                ScanKeyInit(&keys[nkeys++], 3, BTEqualStrategyNumber, F_INT8EQ,
+                            Int64GetDatum(scan.key_hash));
             ScanKeyInit(&keys[nkeys++], pos_column, BTGreaterEqualStrategyNumber, F_INT8GE,
                         Int64GetDatum(windowed && pass == 1 ? window_end : from));
             if (pass == 0)
@@ -674,12 +668,16 @@ int Claim(JobRows *rows, const ClaimScan &scan, int limit, const ClaimWrite &wri
 
 // The value of column `column` of the first entry of `index` that the keys
 // match, read from the index entry alone (live, dead or in progress: no
-// snapshot is asked); false when none matches. A datum is copied.
+// snapshot is asked, no heap tuple visited); false when none matches. A
+// datum is copied.
 bool FirstEntryValue(JobRows *rows, Relation index, ScanKeyData *keys, int nkeys,
                      AttrNumber column, Datum *value)
 {
     IndexScanDesc iscan = BeginIndexScan(rows->rel, index, SnapshotAny, nkeys);
     iscan->xs_want_itup = true;
+    // An entry marked dead still names its key: returned, not stepped over
+    // (the entries of claimed jobs, which lead a tenant's range, would all be).
+    iscan->ignore_killed_tuples = false;
     index_rescan(iscan, keys, nkeys, nullptr, 0);
     bool found = false;
     if (index_getnext_tid(iscan, ForwardScanDirection) != nullptr) {
@@ -701,25 +699,26 @@ int ClaimFromIndex(JobRows *rows, int32 queue_id, int priority, int64 from, int 
                    const ClaimWrite &write, LimitGate *gate, int64 *first_seen,
                    Tuplestorestate *out, TupleDesc out_desc)
 {
-    ClaimScan scan = {queue_id, priority, from, ClaimScan::kLane, nullptr, false};
+    ClaimScan scan = {queue_id, priority, from, ClaimScan::kLane, 0, false};
     return Claim(rows, scan, limit, write, gate, first_seen, out, out_desc);
 }
 
 int64 FirstClaimable(JobRows *rows, int32 queue_id, int priority, int64 from)
 {
-    ClaimScan scan = {queue_id, priority, from, ClaimScan::kLane, nullptr, true};
+    ClaimScan scan = {queue_id, priority, from, ClaimScan::kLane, 0, true};
     ClaimWrite none = {};
     int64 first_seen;
     (void) Claim(rows, scan, 1, none, nullptr, &first_seen, nullptr, nullptr);
     return first_seen;
 }
 
-int ClaimTenant(JobRows *rows, int32 queue_id, int priority, text *key, int64 from, int limit,
-                const ClaimWrite &write, LimitGate *gate, int64 *first_seen,
+int ClaimTenant(JobRows *rows, int32 queue_id, int priority, const int64 *key_hash, int64 from,
+                int limit, const ClaimWrite &write, LimitGate *gate, int64 *first_seen,
                 Tuplestorestate *out, TupleDesc out_desc)
 {
     ClaimScan scan = {queue_id, priority, from,
-                      key != nullptr ? ClaimScan::kKey : ClaimScan::kKeyless, key, false};
+                      key_hash != nullptr ? ClaimScan::kKey : ClaimScan::kKeyless,
+                      key_hash != nullptr ? *key_hash : 0, false};
     return Claim(rows, scan, limit, write, gate, first_seen, out, out_desc);
 }
 
@@ -728,7 +727,17 @@ bool JobRowsHaveFairIndex(JobRows *rows)
     return rows->writer->fair_index >= 0;
 }
 
-text *NextTenantKey(JobRows *rows, int32 queue_id, int priority, text *after)
+int64 TenantKeyHash(text *key)
+{
+    // The index's expression: hashtextextended(concurrency_key, 0) under the
+    // column's collation (the default one; a deterministic collation hashes
+    // the bytes).
+    return DatumGetInt64(DirectFunctionCall2Coll(hashtextextended, DEFAULT_COLLATION_OID,
+                                                 PointerGetDatum(key), Int64GetDatum(0)));
+}
+
+bool NextTenant(JobRows *rows, int32 queue_id, int priority, const int64 *after,
+                int64 *key_hash)
 {
     Writer *w = rows->writer;
     Relation index = w->rri->ri_IndexRelationDescs[w->fair_index];
@@ -737,14 +746,14 @@ text *NextTenantKey(JobRows *rows, int32 queue_id, int priority, text *after)
     ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(queue_id));
     ScanKeyInit(&keys[1], 2, BTEqualStrategyNumber, F_INT2EQ, Int16GetDatum(priority));
     if (after != nullptr) {
-        ScanKeyInit(&keys[2], 3, BTGreaterStrategyNumber, F_TEXT_GT, PointerGetDatum(after));
-        keys[2].sk_collation = index->rd_indcollation[2];
+        ScanKeyInit(&keys[2], 3, BTGreaterStrategyNumber, F_INT8GT, Int64GetDatum(*after));
         nkeys = 3;
     }
-    Datum key;
-    if (!FirstEntryValue(rows, index, keys, nkeys, 3, &key))
-        return nullptr;
-    return DatumGetTextPP(key);
+    Datum hash;
+    if (!FirstEntryValue(rows, index, keys, nkeys, 3, &hash))
+        return false;
+    *key_hash = DatumGetInt64(hash);
+    return true;
 }
 
 int NextReadyPriority(JobRows *rows, int32 queue_id, int below)

@@ -81,22 +81,27 @@ int ClaimFromIndex(JobRows *rows, int32 queue_id, int priority, int64 from, int 
 int64 FirstClaimable(JobRows *rows, int32 queue_id, int priority, int64 from);
 
 // Fair claiming (0.5.0): a lane's jobs by tenant. A tenant is a concurrency
-// key (jobs_fair_idx holds the ready jobs that have one, by key, then
-// position), or the lane's jobs without a key (read from jobs_ready_idx).
-// ClaimTenant claims as ClaimFromIndex does, from the tenant's jobs only: key
-// nullptr claims jobs without a key. *first_seen is the tenant's own probe.
-int ClaimTenant(JobRows *rows, int32 queue_id, int priority, text *key, int64 from, int limit,
-                const ClaimWrite &write, LimitGate *gate, int64 *first_seen,
+// key, known by its 64-bit hash (jobs_fair_idx holds the ready jobs that have
+// a key, by hash, then position, in each lane), or the lane's jobs without a
+// key (read from jobs_ready_idx). ClaimTenant claims as ClaimFromIndex does,
+// from the tenant's jobs only: key_hash nullptr claims jobs without a key.
+// *first_seen is the tenant's own probe.
+int ClaimTenant(JobRows *rows, int32 queue_id, int priority, const int64 *key_hash, int64 from,
+                int limit, const ClaimWrite &write, LimitGate *gate, int64 *first_seen,
                 Tuplestorestate *out, TupleDesc out_desc);
+// The hash jobs_fair_idx orders a concurrency key by: hashtextextended(key, 0).
+int64 TenantKeyHash(text *key);
 // Whether the table has jobs_fair_idx (0.5.0).
 bool JobRowsHaveFairIndex(JobRows *rows);
-// The first concurrency key after `after` (nullptr: the first of all) that
-// lane (queue_id, priority) has an entry of in jobs_fair_idx; nullptr when
-// none. Reads index entries only, so a key whose entries are all of claimed
-// jobs (an old snapshot keeps them) is returned too: its claim finds nothing.
-text *NextTenantKey(JobRows *rows, int32 queue_id, int priority, text *after);
+// The first key hash after *after (nullptr: the first of all) that lane
+// (queue_id, priority) has an entry of in jobs_fair_idx, into *key_hash;
+// false when none. Reads one index entry and no row, so a key whose entries
+// are all of claimed jobs (an old snapshot keeps them) is returned too: its
+// claim finds nothing.
+bool NextTenant(JobRows *rows, int32 queue_id, int priority, const int64 *after,
+                int64 *key_hash);
 // The highest priority below `below` (kNoLane: any) that the queue has an
-// entry of in jobs_ready_idx, or kNoLane; as NextTenantKey, from the index.
+// entry of in jobs_ready_idx, or kNoLane; as NextTenant, from the index.
 int NextReadyPriority(JobRows *rows, int32 queue_id, int below);
 
 // The running jobs of the queue, or of its concurrency key `key` (nullptr: all

@@ -101,12 +101,14 @@ CREATE INDEX jobs_owned_idx ON claimqueue.jobs (owner_session)
 -- here, reading no more entries than the limit.
 CREATE INDEX jobs_running_key_idx ON claimqueue.jobs (queue_id, concurrency_key)
     WHERE state = 'running';
--- Fair claiming (0.5.0): the ready jobs that have a concurrency key, by key
--- and then position in each lane, so a fair queue's claim goes from one
--- tenant to the next in one descent each. Jobs without a key are left out
--- (a queue that is not fair pays nothing for them); a fair claim reads them
--- from jobs_ready_idx.
-CREATE INDEX jobs_fair_idx ON claimqueue.jobs (queue_id, priority DESC, concurrency_key, pos)
+-- Fair claiming (0.5.0): the ready jobs that have a concurrency key, by a
+-- 64-bit hash of the key and then position in each lane, so a fair queue's
+-- claim goes from one tenant to the next in one descent each (a hash, not the
+-- text: every column fixed-width keeps an index step cheap). Jobs without a
+-- key are left out (they cost nothing here); a fair claim reads them from
+-- jobs_ready_idx.
+CREATE INDEX jobs_fair_idx ON claimqueue.jobs
+    (queue_id, priority DESC, (pg_catalog.hashtextextended(concurrency_key, 0)), pos)
     WHERE state = 'ready' AND pos IS NOT NULL AND concurrency_key IS NOT NULL;
 -- One live job per dedup key and queue; finished jobs free the key.
 CREATE UNIQUE INDEX jobs_dedup_idx ON claimqueue.jobs (queue_id, dedup_key)

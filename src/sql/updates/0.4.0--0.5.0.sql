@@ -26,9 +26,10 @@ ALTER TABLE claimqueue.jobs ADD COLUMN concurrency_key text;
 CREATE INDEX jobs_running_key_idx ON claimqueue.jobs (queue_id, concurrency_key)
     WHERE state = 'running';
 
--- Fair claiming: the queue's setting, and the index of ready jobs by key.
+-- Fair claiming: the queue's setting, and the index of ready jobs by key hash.
 ALTER TABLE claimqueue.queues ADD COLUMN fair boolean NOT NULL DEFAULT false;
-CREATE INDEX jobs_fair_idx ON claimqueue.jobs (queue_id, priority DESC, concurrency_key, pos)
+CREATE INDEX jobs_fair_idx ON claimqueue.jobs
+    (queue_id, priority DESC, (pg_catalog.hashtextextended(concurrency_key, 0)), pos)
     WHERE state = 'ready' AND pos IS NOT NULL AND concurrency_key IS NOT NULL;
 
 -- New trailing arguments (concurrency_key; max_running, max_running_per_key):
