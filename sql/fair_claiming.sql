@@ -88,6 +88,19 @@ SELECT complete(id, attempt) FROM claimqueue.jobs
    AND state = 'running' AND concurrency_key = 'p';
 SELECT j.concurrency_key FROM dequeue('limited', 'w', batch => 10) d JOIN claimqueue.jobs j USING (id);
 
+-- A tenant at its limit is passed over after its first entry, however many
+-- jobs it has ready: 5,000 of p at max_running_per_key 1, one of q.
+SELECT create_queue('deep', fair => true, max_running_per_key => 1);
+SELECT count(*) FROM (SELECT enqueue_batch('deep', array_agg('{}'::jsonb), concurrency_key => 'p')
+                        FROM generate_series(1, 5000)) s;
+SELECT count(*) FROM (SELECT enqueue('deep', '{}', concurrency_key => 'q')) s;
+SELECT count(*) FROM dequeue('deep', 'w', batch => 10);
+SELECT pg_stat_force_next_flush();
+BEGIN;
+SELECT count(*) FROM dequeue('deep', 'w', batch => 10);
+SELECT pg_stat_get_xact_tuples_returned('claimqueue.jobs_fair_idx'::regclass) < 20 AS few_entries_read;
+COMMIT;
+
 -- complete_and_dequeue and a paused fair queue.
 SELECT enqueue('mix', '{}', concurrency_key => k) FROM unnest(ARRAY['a', 'b']) k;
 SELECT pause_queue('mix');

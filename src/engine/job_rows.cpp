@@ -583,9 +583,10 @@ int Claim(JobRows *rows, const ClaimScan &scan, int limit, const ClaimWrite &wri
     // Lanes take two passes (the window, then the rest); the whole queue one.
     bool windowed = lane && from < PG_INT64_MAX - LaneWindow(limit);
     int64 window_end = windowed ? from + LaneWindow(limit) : 0;
+    bool held_back = false;  // the tenant's key is held back by its limit
     for (int pass = windowed ? 0 : 1;
          pass < 2 && claimed < limit && !(gate != nullptr && GateFull(gate)) &&
-         !(scan.probe_only && *first_seen >= 0);
+         !(scan.probe_only && *first_seen >= 0) && !held_back;
          pass++) {
         ScanKeyData keys[5];
         int nkeys = 1;
@@ -622,8 +623,15 @@ int Claim(JobRows *rows, const ClaimScan &scan, int limit, const ClaimWrite &wri
             if (gate != nullptr) {
                 if (GateFull(gate))
                     break;
-                if (!AdmitToGate(gate, rows, KeyOf(w, w->scan_slot), &gate_slot))
+                if (!AdmitToGate(gate, rows, KeyOf(w, w->scan_slot), &gate_slot)) {
+                    // A tenant's jobs share its key: when one is held back,
+                    // all are (a fair claim moves on to the next tenant).
+                    if (scan.tenant == ClaimScan::kKey) {
+                        held_back = true;
+                        break;
+                    }
                     continue;
+                }
             }
             // FOR UPDATE SKIP LOCKED: a row another transaction holds is skipped;
             // one that changed since the snapshot is locked in its latest version
