@@ -30,15 +30,17 @@ bool SameTurn(const Turn &a, const Turn &b)
 
 // --- Where each queue's rotation stands ---------------------------------------
 
-// One slot per queue, found by hashing (database, queue); a queue that finds
-// its slot taken by another starts its rotation at the first tenant and takes
-// the slot over: a collision costs fairness for a moment, never a job.
+// One slot per queue, found by hashing (database, queue) and probing the next
+// few slots (a slot is never freed: a dropped queue's stays taken). A queue
+// that finds none of them its own or free keeps its place in this session's
+// slots instead: its sessions then rotate each on its own, still fairly.
 constexpr int kRotationSlots = 1024;
+constexpr int kProbes = 8;
 
 struct RotationSlot {
-    Oid database;
+    Oid database;  // InvalidOid: free
     int32 queue_id;
-    uint8 kind;  // Turn::Kind
+    uint8 kind;    // Turn::Kind
     int64 key_hash;
 };
 
@@ -48,8 +50,7 @@ struct RotationState {
 };
 
 RotationState *shared = nullptr;
-// Without the preload: this session's own slots.
-RotationSlot *local_slots = nullptr;
+RotationSlot *local_slots = nullptr;  // this session's
 
 Size RotationSize()
 {
@@ -64,41 +65,82 @@ void InitRotation(void *region, LWLock *lock)
 const SharedRegion kRotationRegion = {"claimqueue fair rotation", RotationSize, InitRotation,
                                       reinterpret_cast<void **>(&shared)};
 
-RotationSlot *SlotOf(int32 queue_id)
+RotationSlot *LocalSlots()
 {
-    uint32 h = hash_combine(murmurhash32(MyDatabaseId), murmurhash32((uint32) queue_id));
-    if (shared != nullptr)
-        return &shared->slots[h % kRotationSlots];
     if (local_slots == nullptr)
         local_slots = (RotationSlot *) MemoryContextAllocZero(
             TopMemoryContext, sizeof(RotationSlot) * kRotationSlots);
-    return &local_slots[h % kRotationSlots];
+    return local_slots;
+}
+
+bool Owns(const RotationSlot &slot, int32 queue_id)
+{
+    return slot.database == MyDatabaseId && slot.queue_id == queue_id;
+}
+
+// The queue's slot among `slots`, or (with `claim`) a free one within its
+// probes; nullptr when neither.
+RotationSlot *FindSlot(RotationSlot *slots, int32 queue_id, bool claim)
+{
+    uint32 home = hash_combine(murmurhash32(MyDatabaseId), murmurhash32((uint32) queue_id));
+    for (int i = 0; i < kProbes; i++) {
+        RotationSlot *slot = &slots[(home + i) % kRotationSlots];
+        if (Owns(*slot, queue_id))
+            return slot;
+        if (slot->database == InvalidOid)
+            return claim ? slot : nullptr;
+    }
+    return nullptr;
 }
 
 // The tenant the queue's last claim served (kStart: none yet).
 Turn ReadRotation(int32 queue_id)
 {
-    RotationSlot *slot = SlotOf(queue_id);
-    if (shared != nullptr)
+    RotationSlot copy = {};
+    bool found = false;
+    if (shared != nullptr) {
         LWLockAcquire(shared->lock, LW_SHARED);
-    RotationSlot copy = *slot;
-    if (shared != nullptr)
+        RotationSlot *slot = FindSlot(shared->slots, queue_id, false);
+        if (slot != nullptr) {
+            copy = *slot;
+            found = true;
+        }
         LWLockRelease(shared->lock);
-    if (copy.database != MyDatabaseId || copy.queue_id != queue_id)
+    }
+    if (!found) {
+        RotationSlot *slot = FindSlot(LocalSlots(), queue_id, false);
+        if (slot != nullptr) {
+            copy = *slot;
+            found = true;
+        }
+    }
+    if (!found)
         return {Turn::kStart, 0};
     return {(Turn::Kind) copy.kind, copy.key_hash};
 }
 
 void WriteRotation(int32 queue_id, const Turn &turn)
 {
-    RotationSlot *slot = SlotOf(queue_id);
-    if (shared != nullptr)
+    RotationSlot *slot = nullptr;
+    if (shared != nullptr) {
         LWLockAcquire(shared->lock, LW_EXCLUSIVE);
+        slot = FindSlot(shared->slots, queue_id, true);
+        if (slot == nullptr)
+            LWLockRelease(shared->lock);
+    }
+    bool local = slot == nullptr;
+    if (local) {
+        slot = FindSlot(LocalSlots(), queue_id, true);
+        if (slot == nullptr)  // this session's probes all taken: the home slot
+            slot = &LocalSlots()[hash_combine(murmurhash32(MyDatabaseId),
+                                              murmurhash32((uint32) queue_id)) %
+                                 kRotationSlots];
+    }
     slot->database = MyDatabaseId;
     slot->queue_id = queue_id;
     slot->kind = turn.kind;
     slot->key_hash = turn.key_hash;
-    if (shared != nullptr)
+    if (!local)
         LWLockRelease(shared->lock);
 }
 

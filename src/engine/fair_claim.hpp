@@ -10,7 +10,7 @@
 //
 // Where the rotation stands (the tenant served last) is kept per queue in
 // shared memory, so every session's claims continue one rotation; without the
-// preload each session keeps its own. With claim cursors, each session also
+// preload (or when the queue finds no slot there) each session keeps its own. With claim cursors, each session also
 // remembers per tenant the position below which the tenant has no claimable
 // job (the lane cursor's rule, applied per tenant: never past the bound of
 // positions in flight), so a tenant's claims never walk the entries of its
