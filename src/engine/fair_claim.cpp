@@ -229,9 +229,24 @@ Turn NextTurn(JobRows *rows, int32 queue_id, int priority, const Turn &turn)
     return {Turn::kKeyless, 0};
 }
 
+// The rotation's order: the keys by hash, then the jobs without a key; the
+// place before every tenant first. NextTurn moves forward in it, wrapping
+// around from the last tenant to the first.
+bool Before(const Turn &a, const Turn &b)
+{
+    if (a.kind != b.kind)
+        return a.kind == Turn::kStart || (a.kind == Turn::kKey && b.kind == Turn::kKeyless);
+    return a.kind == Turn::kKey && a.key_hash < b.key_hash;
+}
+
 // One lane's rotation: one job per tenant per visit, from the tenant after
-// *last, until `limit` jobs, a full gate, or a whole turn that claimed nothing.
-// *last becomes the tenant served last.
+// *last, until `limit` jobs, a full gate, or a whole turn that claimed
+// nothing. *last becomes the tenant served last.
+//
+// A whole turn ends at the first tenant at or past the one where the run of
+// visits that claimed nothing began, once the rotation has wrapped around
+// since: not at that tenant itself, which may be gone by then (its entries
+// removed by VACUUM), nor at a count of tenants, which may come and go.
 int RotateLane(JobRows *rows, LaneWalk *walk, int32 queue_id, int priority, int64 lane_cursor,
                int limit, const ClaimWrite &write, LimitGate *gate, Turn *last,
                Tuplestorestate *out, TupleDesc out_desc)
@@ -240,11 +255,15 @@ int RotateLane(JobRows *rows, LaneWalk *walk, int32 queue_id, int priority, int6
     int claimed = 0;
     Turn at = *last;
     Turn idle_since = {Turn::kStart, 0};  // the first tenant of a run that claimed nothing
+    bool wrapped = false;                 // the rotation wrapped around since idle_since
     while (claimed < limit && !(gate != nullptr && GateFull(gate))) {
         CHECK_FOR_INTERRUPTS();
         Turn tenant = NextTurn(rows, queue_id, priority, at);
-        if (idle_since.kind != Turn::kStart && SameTurn(tenant, idle_since))
-            break;  // every tenant visited since the last claim: nothing more here
+        if (idle_since.kind != Turn::kStart) {
+            wrapped = wrapped || !Before(at, tenant);
+            if (wrapped && !Before(tenant, idle_since))
+                break;  // every tenant visited since the last claim: nothing more here
+        }
         int64 from = floors_usable ? TenantFrom(queue_id, priority, tenant, lane_cursor)
                                    : lane_cursor;
         int64 first_seen;
@@ -261,6 +280,7 @@ int RotateLane(JobRows *rows, LaneWalk *walk, int32 queue_id, int priority, int6
             idle_since = {Turn::kStart, 0};
         } else if (idle_since.kind == Turn::kStart) {
             idle_since = tenant;
+            wrapped = false;
         }
     }
     return claimed;
