@@ -250,7 +250,7 @@ if [ ${#shared[@]} -gt 0 ]; then
                 pg_regress)  make -s installcheck ISOLATION= TAP_TESTS= >"$logs/$s.log" 2>&1; tail -3 "$logs/$s.log" ;;
                 isolation)   make -s installcheck REGRESS= TAP_TESTS=   >"$logs/$s.log" 2>&1; tail -3 "$logs/$s.log" ;;
                 pgtap)       bash test/pgtap/run.sh  >"$logs/$s.log" 2>&1; tail -4 "$logs/$s.log" ;;
-                stress)      { bash test/stress/run.sh && bash test/stress/limits.sh; } >"$logs/$s.log" 2>&1; echo "exit=$?" >>"$logs/$s.log"; tail -12 "$logs/$s.log" ;;
+                stress)      { bash test/stress/run.sh && bash test/stress/limits.sh && bash test/stress/fair.sh; } >"$logs/$s.log" 2>&1; echo "exit=$?" >>"$logs/$s.log"; tail -12 "$logs/$s.log" ;;
                 node_worker) bash test/node/run.sh   >"$logs/$s.log" 2>&1; echo "exit=$?" >>"$logs/$s.log"; tail -3 "$logs/$s.log" ;;
                 upgrade)     bash test/upgrade/run.sh >"$logs/$s.log" 2>&1; echo "exit=$?" >>"$logs/$s.log"; tail -3 "$logs/$s.log" ;;
             esac
