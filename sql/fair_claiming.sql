@@ -1,8 +1,8 @@
 \i test/regress/setup.sql
 -- Fair claiming: a queue with fair on rotates its claims across concurrency
 -- keys (tenants) instead of taking jobs in position order. Races are in the
--- isolation spec fair_claiming; the stress test counts every job of a fair
--- queue under 16 workers (STRESS_FAIR).
+-- isolation specs fair_claiming and fair_held_snapshot; test/stress/fair.sh
+-- counts every job of a fair queue under 16 workers.
 SELECT create_queue('fair', fair => true);
 SELECT queue, fair FROM queue_settings WHERE queue IN ('default', 'fair') ORDER BY 1;
 
