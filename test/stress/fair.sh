@@ -31,38 +31,16 @@ clients=${FAIR_CLIENTS:-16}
 timeout_s=${FAIR_TIMEOUT:-300}
 db=${FAIR_DB:-claimqueue_fair}
 admin_db=${CLAIMQUEUE_ADMIN_DB:-postgres}
-for v in jobs capped_jobs clients timeout_s; do
-    if ! [[ ${!v} =~ ^[1-9][0-9]*$ ]]; then
-        echo "fair: $v must be a positive integer, not '${!v}'" >&2
-        exit 2
-    fi
-done
+name=fair
+. "$repo_root/test/stress/lib.sh"
+positive_integers jobs capped_jobs clients timeout_s
 b_jobs=100         # tenant b's jobs, enqueued after all of a's
 keyless_jobs=500   # jobs without a key, enqueued last
 first_claims=1000  # all of b's jobs must be among this many first claims of a run
 per_key=4          # the second run's max_running_per_key
 
-admin() { psql -X -q -v ON_ERROR_STOP=1 -d "$admin_db" "$@"; }
-sql() { psql -X -q -v ON_ERROR_STOP=1 -d "$db" "$@"; }
-val() { psql -X -q -v ON_ERROR_STOP=1 -At -d "$db" -c "$1"; }
-
-drop_db() {
-    admin -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS \"$db\" WITH (FORCE)"
-}
-sampler_pid=""
-log=""
-cleanup() {
-    local status=$?
-    trap - EXIT
-    [ -n "$sampler_pid" ] && kill "$sampler_pid" 2>/dev/null
-    rm -f "$log"
-    drop_db || echo "fair: could not drop database $db" >&2
-    exit "$status"
-}
 t_start=$(date +%s.%N)
-drop_db
-admin -c "CREATE DATABASE \"$db\""
-trap cleanup EXIT
+fresh_db
 
 sql <<'SQL'
 CREATE EXTENSION claimqueue;

@@ -28,33 +28,11 @@ keys=${LIMITS_KEYS:-8}
 timeout_s=${LIMITS_TIMEOUT:-300}
 db=${LIMITS_DB:-claimqueue_limits}
 admin_db=${CLAIMQUEUE_ADMIN_DB:-postgres}
-for v in jobs clients keys timeout_s; do
-    if ! [[ ${!v} =~ ^[1-9][0-9]*$ ]]; then
-        echo "limits: $v must be a positive integer, not '${!v}'" >&2
-        exit 2
-    fi
-done
+name=limits
+. "$repo_root/test/stress/lib.sh"
+positive_integers jobs clients keys timeout_s
 
-admin() { psql -X -q -v ON_ERROR_STOP=1 -d "$admin_db" "$@"; }
-sql() { psql -X -q -v ON_ERROR_STOP=1 -d "$db" "$@"; }
-val() { psql -X -q -v ON_ERROR_STOP=1 -At -d "$db" -c "$1"; }
-
-drop_db() {
-    admin -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS \"$db\" WITH (FORCE)"
-}
-sampler_pid=""
-log=""
-cleanup() {
-    local status=$?
-    trap - EXIT
-    [ -n "$sampler_pid" ] && kill "$sampler_pid" 2>/dev/null
-    rm -f "$log"
-    drop_db || echo "limits: could not drop database $db" >&2
-    exit "$status"
-}
-drop_db
-admin -c "CREATE DATABASE \"$db\""
-trap cleanup EXIT
+fresh_db
 
 sql <<'SQL'
 CREATE EXTENSION claimqueue;

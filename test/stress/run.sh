@@ -43,41 +43,18 @@ if ! [[ $rollback_pct =~ ^[0-9]+$ ]] || [ "$rollback_pct" -gt 50 ]; then
     echo "stress: STRESS_ROLLBACK_PCT must be an integer from 0 to 50, not '$rollback_pct'" >&2
     exit 2
 fi
-for v in jobs clients threads timeout_s; do
-    if ! [[ ${!v} =~ ^[1-9][0-9]*$ ]]; then
-        echo "stress: $v must be a positive integer, not '${!v}'" >&2
-        exit 2
-    fi
-done
+name=stress
+. "$repo_root/test/stress/lib.sh"
+positive_integers jobs clients threads timeout_s
 for tool in psql pgbench timeout; do
     command -v "$tool" >/dev/null || { echo "stress: $tool not found in PATH" >&2; exit 2; }
 done
 
-admin() { psql -X -q -v ON_ERROR_STOP=1 -d "$admin_db" "$@"; }
-sql() { psql -X -q -v ON_ERROR_STOP=1 -d "$db" "$@"; }
-# One value, unaligned, no headers.
-val() { psql -X -q -v ON_ERROR_STOP=1 -At -d "$db" -c "$1"; }
 now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 
-drop_db() {
-    admin -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS \"$db\" WITH (FORCE)"
-}
-cleanup() {
-    local status=$?
-    trap - EXIT
-    if [ "$keep_db" = 1 ]; then
-        echo "stress: keeping database $db"
-    else
-        drop_db || echo "stress: could not drop database $db" >&2
-    fi
-    exit "$status"
-}
-
 # --- setup -------------------------------------------------------------------
-drop_db
-admin -c "CREATE DATABASE \"$db\""
-trap cleanup EXIT
+fresh_db
 
 sql <<'SQL'
 CREATE EXTENSION claimqueue;
