@@ -69,8 +69,11 @@ void BeginLaneWalk(LaneWalk *walk, int32 queue_id, TimestampTz now);
 bool WalkHasCursors(const LaneWalk *walk);
 // The next lane that may hold a job at or past its cursor; *from is the cursor.
 bool NextLane(LaneWalk *walk, int *priority, int64 *from);
-// Moves the lane's cursor up to the first claimable position the claim's
-// snapshot showed, never past the bound (the probe of the proof in README.md).
+// Where a probe lets a cursor move up to: the first claimable position the
+// claim's snapshot showed (-1: none), never past the bound (the probe of the
+// proof in README.md). Fair claiming's per-tenant floors follow the same rule.
+int64 SeenBound(const LaneWalk *walk, int64 first_seen);
+// Moves the lane's cursor up to SeenBound(walk, first_seen).
 void LaneSeen(LaneWalk *walk, int priority, int64 first_seen);
 void EndLaneWalk(LaneWalk *walk);
 

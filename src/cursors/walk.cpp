@@ -147,10 +147,14 @@ bool NextLane(LaneWalk *walk, int *priority, int64 *from)
     return false;
 }
 
+int64 SeenBound(const LaneWalk *walk, int64 first_seen)
+{
+    return first_seen >= 0 ? Min(first_seen, walk->bound) : walk->bound;
+}
+
 void LaneSeen(LaneWalk *walk, int priority, int64 first_seen)
 {
-    AdvanceLane(walk->cursors, priority,
-                first_seen >= 0 ? Min(first_seen, walk->bound) : walk->bound);
+    AdvanceLane(walk->cursors, priority, SeenBound(walk, first_seen));
 }
 
 void EndLaneWalk(LaneWalk *walk)

@@ -271,8 +271,7 @@ int RotateLane(JobRows *rows, LaneWalk *walk, int32 queue_id, int priority, int6
                             tenant.kind == Turn::kKey ? &tenant.key_hash : nullptr, from, 1,
                             write, gate, &first_seen, out, out_desc);
         if (floors_usable)
-            RaiseFloor(queue_id, priority, tenant, lane_cursor,
-                       first_seen >= 0 ? Min(first_seen, walk->bound) : walk->bound);
+            RaiseFloor(queue_id, priority, tenant, lane_cursor, SeenBound(walk, first_seen));
         at = tenant;
         if (n > 0) {
             claimed += n;
@@ -320,7 +319,7 @@ uint64 ClaimFairly(JobRows *rows, LaneWalk *walk, int32 queue_id, int batch,
                 LaneSeen(walk, priority, first);
                 if (first < 0)
                     continue;  // nothing claimable in this lane
-                from = Max(from, Min(first, walk->bound));  // where the cursor is now
+                from = Max(from, SeenBound(walk, first));  // where the cursor is now
                 probed = true;
             }
         } else {
