@@ -65,28 +65,8 @@ CREATE TABLE effects (
     worker      text NOT NULL,
     recorded_at timestamptz NOT NULL DEFAULT clock_timestamp()
 );
--- One row per tenant per sample (the jobs without a key: '(none)'): the
--- running jobs a fresh snapshot shows.
-CREATE TABLE samples (sample bigint NOT NULL, tenant text NOT NULL, running bigint NOT NULL);
--- Samples until the queue has no ready or running job left (or the deadline).
-CREATE PROCEDURE sample_running(q text, deadline timestamptz)
-LANGUAGE plpgsql AS $$
-DECLARE
-    n bigint := 0;
-    qid int := (SELECT queue_id FROM claimqueue.queues WHERE name = q);
-BEGIN
-    LOOP
-        n := n + 1;
-        INSERT INTO samples
-        SELECT n, coalesce(concurrency_key, '(none)'), count(*) FROM claimqueue.jobs
-         WHERE queue_id = qid AND state = 'running' GROUP BY concurrency_key;
-        COMMIT;
-        EXIT WHEN clock_timestamp() > deadline OR NOT EXISTS
-            (SELECT 1 FROM claimqueue.jobs WHERE queue_id = qid AND state IN ('ready', 'running'));
-        PERFORM pg_sleep(0.001);
-    END LOOP;
-END $$;
 SQL
+sql -f test/stress/sampler.sql
 
 left_in_queue() {
     val "SELECT count(*) FROM claimqueue.jobs j JOIN claimqueue.queues q USING (queue_id)
@@ -220,9 +200,9 @@ LATERAL (VALUES
   (12, 'samples of the running jobs', 'info',
    (SELECT max(s.sample) FROM samples s)::text, NULL),
   (13, 'most running of a key in a sample (limit ' || :per_key || ')', 'info',
-   (SELECT max(s.running) FROM samples s WHERE s.tenant <> '(none)')::text, NULL),
+   (SELECT max(s.running) FROM samples s WHERE s.key <> '(queue)')::text, NULL),
   (14, 'samples with a key above ' || :per_key || ' running', '0',
-   (SELECT count(*) FROM samples s WHERE s.tenant <> '(none)' AND s.running > :per_key)::text, NULL)
+   (SELECT count(*) FROM samples s WHERE s.key <> '(queue)' AND s.running > :per_key)::text, NULL)
 ) AS c(ord, name, expected, actual, verdict)
 WHERE x.rn = 2 OR c.ord < 12
 ORDER BY x.rn, c.ord;
