@@ -194,11 +194,48 @@ Writer *Build(Relation rel, MemoryContext parent)
     return w;
 }
 
-// Opens the writer's indexes for this call (Build left them open).
+// The writer's index i, opened (and locked) for this call on first use. A
+// call opens only the indexes it scans and those its writes put entries in:
+// an UPDATE would lock all nine, and each lock taken and released cost about
+// as much as an index step (bench/README.md, "Instructions per job").
+Relation IndexOf(Writer *w, int i)
+{
+    Relation &index = w->rri->ri_IndexRelationDescs[i];
+    if (index == nullptr)
+        index = index_open(w->index_oids[i], RowExclusiveLock);
+    return index;
+}
+
+// Opens every index for this call, as the executor's ExecOpenIndices does.
 void OpenIndexes(Writer *w)
 {
     for (int i = 0; i < w->nindexes; i++)
-        w->rri->ri_IndexRelationDescs[i] = index_open(w->index_oids[i], RowExclusiveLock);
+        (void) IndexOf(w, i);
+}
+
+// Before a write of `version`: opens each index the version gets an entry in,
+// that is every index without a predicate and each partial index whose
+// predicate it satisfies, evaluated as ExecInsertIndexTuples evaluates it
+// (the same compiled predicate, kept in the index's IndexInfo). The executor
+// skips an index left closed; one whose predicate the version fails would
+// take no entry anyway. Writers that may run added code opened all at the
+// start of the call, so no added function runs twice.
+void OpenIndexesToWrite(Writer *w, TupleTableSlot *version)
+{
+    ExprContext *econtext = GetPerTupleExprContext(w->estate);
+    for (int i = 0; i < w->nindexes; i++) {
+        if (w->rri->ri_IndexRelationDescs[i] != nullptr)
+            continue;
+        IndexInfo *info = w->rri->ri_IndexRelationInfo[i];
+        if (info->ii_Predicate != NIL) {
+            if (info->ii_PredicateState == nullptr)
+                info->ii_PredicateState = ExecPrepareQual(info->ii_Predicate, w->estate);
+            econtext->ecxt_scantuple = version;
+            if (!ExecQual(info->ii_PredicateState, econtext))
+                continue;
+        }
+        (void) IndexOf(w, i);
+    }
 }
 
 void CloseIndexes(Writer *w)
@@ -276,7 +313,8 @@ JobRows *OpenJobRows()
     if (may_keep && kept != nullptr && !kept->in_use) {
         rows->writer = kept;
         rows->kept = true;
-        OpenIndexes(kept);
+        if (kept->runs_added_code)
+            OpenIndexes(kept);
     } else if (may_keep && kept == nullptr) {
         kept = Build(rel, CacheMemoryContext);
         kept_valid = true;
@@ -480,6 +518,7 @@ void WriteLockedVersion(JobRows *rows)
     Writer *w = rows->writer;
     ExecStoreVirtualTuple(w->new_slot);
     PublishUpdatedColumns(w);
+    OpenIndexesToWrite(w, w->new_slot);
     if (w->plain) {
         if (w->rri->ri_RelationDesc->rd_att->constr)
             ExecConstraints(w->rri, w->new_slot, w->estate);
@@ -571,7 +610,7 @@ int Claim(JobRows *rows, const ClaimScan &scan, int limit, const ClaimWrite &wri
 {
     Writer *w = rows->writer;
     bool by_key = scan.tenant == ClaimScan::kKey;
-    Relation index = w->rri->ri_IndexRelationDescs[by_key ? w->fair_index : w->ready_index];
+    Relation index = IndexOf(w, by_key ? w->fair_index : w->ready_index);
     bool lane = scan.priority != kNoLane;
     int64 from = scan.from;
     *first_seen = -1;
@@ -748,7 +787,7 @@ bool NextTenant(JobRows *rows, int32 queue_id, int priority, const int64 *after,
                 int64 *key_hash)
 {
     Writer *w = rows->writer;
-    Relation index = w->rri->ri_IndexRelationDescs[w->fair_index];
+    Relation index = IndexOf(w, w->fair_index);
     ScanKeyData keys[3];
     int nkeys = 2;
     ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(queue_id));
@@ -767,7 +806,7 @@ bool NextTenant(JobRows *rows, int32 queue_id, int priority, const int64 *after,
 int NextReadyPriority(JobRows *rows, int32 queue_id, int below)
 {
     Writer *w = rows->writer;
-    Relation index = w->rri->ri_IndexRelationDescs[w->ready_index];
+    Relation index = IndexOf(w, w->ready_index);
     ScanKeyData keys[2];
     int nkeys = 1;
     ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(queue_id));
@@ -786,7 +825,7 @@ int CountRunning(JobRows *rows, int32 queue_id, text *key, int stop_at)
     Writer *w = rows->writer;
     if (w->running_key_index < 0)
         elog(ERROR, "claimqueue: claimqueue.jobs lacks jobs_running_key_idx");
-    Relation index = w->rri->ri_IndexRelationDescs[w->running_key_index];
+    Relation index = IndexOf(w, w->running_key_index);
     ScanKeyData keys[2];
     int nkeys = 1;
     ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(queue_id));
@@ -824,7 +863,7 @@ bool FindRunningJob(JobRows *rows, int64 id, int32 attempt, JobRow *job)
     rows->have_found = false;
     if (rows->snapshot == nullptr)
         NewJobRowsSnapshot(rows);
-    Relation index = w->rri->ri_IndexRelationDescs[w->pkey_index];
+    Relation index = IndexOf(w, w->pkey_index);
     ScanKeyData key;
     ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(id));
     IndexScanDesc scan = BeginIndexScan(rows->rel, index, rows->snapshot, 1);
@@ -926,6 +965,7 @@ bool UpdateRunningJob(JobRows *rows, int32 attempt, const JobUpdate &update)
         ApplyUpdate(w, version, update);
         ExecStoreVirtualTuple(w->new_slot);
         PublishUpdatedColumns(w);
+        OpenIndexesToWrite(w, w->new_slot);
         if (rows->rel->rd_att->constr)
             ExecConstraints(w->rri, w->new_slot, w->estate);
         TM_FailureData failure;

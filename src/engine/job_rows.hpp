@@ -18,7 +18,11 @@ namespace claimqueue {
 
 struct JobRows;
 
-// Opens claimqueue.jobs (ROW EXCLUSIVE) and its indexes.
+// Opens claimqueue.jobs (ROW EXCLUSIVE). Its indexes are opened (ROW
+// EXCLUSIVE) as the call needs them: when it scans one, and before a write,
+// each index the new version gets an entry in; an UPDATE would lock all of
+// them. When a write may run added code (a trigger, a user's function in an
+// index or a constraint) all are opened here, as the executor opens them.
 JobRows *OpenJobRows();
 // Takes a new statement's snapshot for what follows, as SPI would for each
 // statement (READ COMMITTED: taken now, after the changes made so far;
