@@ -213,28 +213,40 @@ void OpenIndexes(Writer *w)
         (void) IndexOf(w, i);
 }
 
-// Before a write of `version`: opens each index the version gets an entry in,
-// that is every index without a predicate and each partial index whose
-// predicate it satisfies, evaluated as ExecInsertIndexTuples evaluates it
-// (the same compiled predicate, kept in the index's IndexInfo). The executor
-// skips an index left closed; one whose predicate the version fails would
-// take no entry anyway. Writers that may run added code opened all at the
-// start of the call, so no added function runs twice.
-void OpenIndexesToWrite(Writer *w, TupleTableSlot *version)
+// Before a write of `version` over `previous`: opens each index the version
+// gets an entry in, that is every index without a predicate and each partial
+// index whose predicate it satisfies, evaluated as ExecInsertIndexTuples
+// evaluates it (the same compiled predicate, kept in the index's IndexInfo).
+// The executor skips an index left closed; one whose predicate the version
+// fails would take no entry anyway. Writers that may run added code opened
+// all at the start of the call, so no added function runs twice, and keep
+// the executor's hints.
+void OpenIndexesToWrite(Writer *w, TupleTableSlot *previous, TupleTableSlot *version)
 {
+    if (w->runs_added_code)
+        return;  // all open, and the executor's hints as they are
     ExprContext *econtext = GetPerTupleExprContext(w->estate);
     for (int i = 0; i < w->nindexes; i++) {
-        if (w->rri->ri_IndexRelationDescs[i] != nullptr)
-            continue;
         IndexInfo *info = w->rri->ri_IndexRelationInfo[i];
-        if (info->ii_Predicate != NIL) {
-            if (info->ii_PredicateState == nullptr)
-                info->ii_PredicateState = ExecPrepareQual(info->ii_Predicate, w->estate);
-            econtext->ecxt_scantuple = version;
-            if (!ExecQual(info->ii_PredicateState, econtext))
-                continue;
+        if (info->ii_Predicate == NIL) {
+            (void) IndexOf(w, i);
+            continue;
         }
+        if (info->ii_PredicateState == nullptr)
+            info->ii_PredicateState = ExecPrepareQual(info->ii_Predicate, w->estate);
+        econtext->ecxt_scantuple = version;
+        if (!ExecQual(info->ii_PredicateState, econtext))
+            continue;
         (void) IndexOf(w, i);
+        // The "logically unchanged" hint: the executor works it out from the
+        // columns set alone, so a version entering a partial index looks
+        // like a duplicate of its predecessor, and a full leaf page runs a
+        // bottom-up deletion pass over entries that are no versions of it.
+        econtext->ecxt_scantuple = previous;
+        bool entered = !ExecQual(info->ii_PredicateState, econtext);
+        info->ii_CheckedUnchanged = entered;
+        if (entered)
+            info->ii_IndexUnchanged = false;
     }
 }
 
@@ -518,7 +530,7 @@ void WriteLockedVersion(JobRows *rows)
     Writer *w = rows->writer;
     ExecStoreVirtualTuple(w->new_slot);
     PublishUpdatedColumns(w);
-    OpenIndexesToWrite(w, w->new_slot);
+    OpenIndexesToWrite(w, w->lock_slot, w->new_slot);
     if (w->plain) {
         if (w->rri->ri_RelationDesc->rd_att->constr)
             ExecConstraints(w->rri, w->new_slot, w->estate);
@@ -965,7 +977,7 @@ bool UpdateRunningJob(JobRows *rows, int32 attempt, const JobUpdate &update)
         ApplyUpdate(w, version, update);
         ExecStoreVirtualTuple(w->new_slot);
         PublishUpdatedColumns(w);
-        OpenIndexesToWrite(w, w->new_slot);
+        OpenIndexesToWrite(w, version, w->new_slot);
         if (rows->rel->rd_att->constr)
             ExecConstraints(w->rri, w->new_slot, w->estate);
         TM_FailureData failure;
