@@ -523,26 +523,44 @@ void PublishUpdatedColumns(Writer *w)
     w->published_columns = mask;
 }
 
+// Readies new_slot to be written over `previous`: the columns it sets made the
+// statement's updated columns, and the indexes it enters opened.
+void PrepareNewVersion(Writer *w, TupleTableSlot *previous)
+{
+    ExecStoreVirtualTuple(w->new_slot);
+    PublishUpdatedColumns(w);
+    OpenIndexesToWrite(w, previous, w->new_slot);
+}
+
+// Writes new_slot over `previous` on a table with no added code to run
+// (w->plain): constraints, heap and indexes as an UPDATE's. Returns the heap's
+// verdict; on anything but TM_Ok nothing was written.
+TM_Result WritePlainVersion(Writer *w, TupleTableSlot *previous)
+{
+    PrepareNewVersion(w, previous);
+    if (w->rri->ri_RelationDesc->rd_att->constr)
+        ExecConstraints(w->rri, w->new_slot, w->estate);
+    TM_FailureData failure;
+    TM_Result result =
+        UpdateTupleAndIndexes(w->rri, w->estate, &previous->tts_tid, w->new_slot, &failure);
+    ResetPerTupleExprContext(w->estate);
+    return result;
+}
+
 // Writes new_slot as the new version of the row lock_slot holds (locked by
 // this transaction): constraints, indexes, row triggers and WAL as an UPDATE's.
 void WriteLockedVersion(JobRows *rows)
 {
     Writer *w = rows->writer;
-    ExecStoreVirtualTuple(w->new_slot);
-    PublishUpdatedColumns(w);
-    OpenIndexesToWrite(w, w->lock_slot, w->new_slot);
     if (w->plain) {
-        if (w->rri->ri_RelationDesc->rd_att->constr)
-            ExecConstraints(w->rri, w->new_slot, w->estate);
-        TM_FailureData failure;
-        TM_Result result = UpdateTupleAndIndexes(w->rri, w->estate, &w->lock_slot->tts_tid,
-                                                 w->new_slot, &failure);
+        TM_Result result = WritePlainVersion(w, w->lock_slot);
         if (result != TM_Ok)
             elog(ERROR, "claimqueue: job row locked by this transaction could not be updated (%d)",
                  (int) result);
-    } else {
-        ExecSimpleRelationUpdate(w->rri, w->estate, &rows->epq, w->lock_slot, w->new_slot);
+        return;
     }
+    PrepareNewVersion(w, w->lock_slot);
+    ExecSimpleRelationUpdate(w->rri, w->estate, &rows->epq, w->lock_slot, w->new_slot);
     ResetPerTupleExprContext(w->estate);
 }
 
@@ -975,15 +993,7 @@ bool UpdateRunningJob(JobRows *rows, int32 attempt, const JobUpdate &update)
     TupleTableSlot *version = w->scan_slot;
     for (int round = 0; round < 2; round++) {
         ApplyUpdate(w, version, update);
-        ExecStoreVirtualTuple(w->new_slot);
-        PublishUpdatedColumns(w);
-        OpenIndexesToWrite(w, version, w->new_slot);
-        if (rows->rel->rd_att->constr)
-            ExecConstraints(w->rri, w->new_slot, w->estate);
-        TM_FailureData failure;
-        TM_Result result =
-            UpdateTupleAndIndexes(w->rri, w->estate, &version->tts_tid, w->new_slot, &failure);
-        ResetPerTupleExprContext(w->estate);
+        TM_Result result = WritePlainVersion(w, version);
         switch (result) {
         case TM_Ok:
             return true;
