@@ -22,6 +22,7 @@ extern "C" {
 #include "pg/settings.hpp"
 #include "pg/shared_memory.hpp"
 #include "pg/statement.hpp"
+#include "pg/subtransactions.hpp"
 
 namespace claimqueue {
 namespace {
@@ -494,28 +495,8 @@ void MetricsAtTransactionEnd(XactEvent event)
 
 void MetricsAtSubtransactionEnd(SubXactEvent event)
 {
-    if (deltas == NIL)
-        return;
-    int level = GetCurrentTransactionNestLevel();
-    if (event == SUBXACT_EVENT_ABORT_SUB) {
-        MemoryContext caller = MemoryContextSwitchTo(TopTransactionContext);
-        List *kept = NIL;
-        ListCell *cell;
-        foreach (cell, deltas) {
-            Delta *d = (Delta *) lfirst(cell);
-            if (d->level < level)
-                kept = lappend(kept, d);
-        }
-        deltas = kept;
-        MemoryContextSwitchTo(caller);
-    } else if (event == SUBXACT_EVENT_COMMIT_SUB) {
-        ListCell *cell;
-        foreach (cell, deltas) {
-            Delta *d = (Delta *) lfirst(cell);
-            if (d->level >= level)
-                d->level = level - 1;
-        }
-    }
+    if (deltas != NIL)
+        deltas = EntriesAfterSubtransaction<Delta>(deltas, event);
 }
 
 void FreeQueueMetricsAtCommit(int32 queue_id)

@@ -10,6 +10,7 @@ extern "C" {
 
 #include "pg/clock.hpp"
 #include "pg/settings.hpp"
+#include "pg/subtransactions.hpp"
 #include "wait/waiters.hpp"
 
 namespace claimqueue {
@@ -87,30 +88,9 @@ void ReadyNoticesAtTransactionEnd(XactEvent event)
 
 void ReadyNoticesAtSubtransactionEnd(SubXactEvent event)
 {
-    if (pending == NIL)
-        return;
-    int level = GetCurrentTransactionNestLevel();
-    if (event == SUBXACT_EVENT_ABORT_SUB) {
-        MemoryContext caller = MemoryContextSwitchTo(TopTransactionContext);
-        List *kept = NIL;
-        ListCell *cell;
-        foreach (cell, pending) {
-            Notice *notice = (Notice *) lfirst(cell);
-            if (notice->level < level)
-                kept = lappend(kept, notice);
-        }
-        pending = kept;  // the old cells go with the transaction's memory
-        MemoryContextSwitchTo(caller);
-    } else if (event == SUBXACT_EVENT_COMMIT_SUB) {
-        ListCell *cell;
-        foreach (cell, pending) {
-            Notice *notice = (Notice *) lfirst(cell);
-            if (notice->level >= level)
-                notice->level = level - 1;
-        }
-    }
+    if (pending != NIL)
+        pending = EntriesAfterSubtransaction<Notice>(pending, event);
 }
-
 
 void NoteJobFinished(int64 id)
 {
