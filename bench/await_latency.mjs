@@ -10,34 +10,12 @@
 // complete() returned (its commit), both on this process's clock. Single:
 // one job per round; fan-in: ten jobs per round, measured from the tenth
 // commit.
-import { createRequire } from 'module';
+import { connect, sleep, summary } from './latency_clients.mjs';
 import { performance } from 'perf_hooks';
-
-const require = createRequire(new URL('../examples/node-worker/package.json', import.meta.url));
-const pg = require('pg');
 
 const ROUNDS = Number(process.env.ROUNDS ?? 300);
 const FANIN_ROUNDS = Number(process.env.FANIN_ROUNDS ?? 50);
 const FANIN = 10;
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-async function connect(name) {
-  const c = new pg.Client({ application_name: name });
-  await c.connect();
-  return c;
-}
-
-function percentile(sorted, p) {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-}
-
-function summary(label, samples) {
-  const s = [...samples].sort((a, b) => a - b);
-  const mean = s.reduce((a, b) => a + b, 0) / s.length;
-  return `| ${label} | ${s.length} | ${percentile(s, 50).toFixed(2)} | ${percentile(s, 99).toFixed(2)} | ` +
-    `${s[s.length - 1].toFixed(2)} | ${mean.toFixed(2)} |`;
-}
 
 const requester = await connect('bench-await-requester');
 const worker = await connect('bench-await-worker');

@@ -14,19 +14,8 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 if [ "${1:-}" != --inner ]; then
-    for tool in pg_virtualenv psql node npm pg_config; do
-        command -v "$tool" >/dev/null || { echo "await bench: $tool not found in PATH" >&2; exit 2; }
-    done
-    [ -d "$here/../examples/node-worker/node_modules/pg" ] ||
-        (cd "$here/../examples/node-worker" && npm install --no-audit --no-fund --silent >/dev/null)
-    stamp=$(date -u +%Y%m%dT%H%M%SZ)
-    out=$here/results/$stamp-await.md
-    mkdir -p "$here/results"
-    # As bench/run.sh: durable commits (pg_virtualenv's default is fsync=off).
-    pg_virtualenv -t -o shared_preload_libraries=claimqueue -o max_connections=100 -o fsync=on \
-        bash "$here/await_latency.sh" --inner "$out"
-    cp "$out" "$here/results/latest-await.md"
-    echo "await bench: wrote ${out#"$here/../"}"
+    . "$here/latency_cluster.sh"
+    run_in_cluster await "$here/await_latency.sh"
     exit 0
 fi
 

@@ -12,36 +12,14 @@
 //    dequeue_wait, wait longer than that), then IDLE workers poll it every
 //    100 ms for as long; CPU time of their server backends from /proc, and of
 //    this client process.
-import { createRequire } from 'module';
+import { connect, sleep, summary } from './latency_clients.mjs';
 import { readFileSync } from 'fs';
 import { performance } from 'perf_hooks';
-
-const require = createRequire(new URL('../examples/node-worker/package.json', import.meta.url));
-const pg = require('pg');
 
 const JOBS = Number(process.env.JOBS ?? 500);
 const WORKERS = Number(process.env.WORKERS ?? 4);
 const IDLE = Number(process.env.IDLE ?? 32);
 const IDLE_SECONDS = Number(process.env.IDLE_SECONDS ?? 60);
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-async function connect(name) {
-  const c = new pg.Client({ application_name: name });
-  await c.connect();
-  return c;
-}
-
-function percentile(sorted, p) {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-}
-
-function summary(label, samples) {
-  const s = [...samples].sort((a, b) => a - b);
-  const mean = s.reduce((a, b) => a + b, 0) / s.length;
-  return `| ${label} | ${s.length} | ${percentile(s, 50).toFixed(2)} | ${percentile(s, 99).toFixed(2)} | ` +
-    `${s[s.length - 1].toFixed(2)} | ${mean.toFixed(2)} |`;
-}
 
 // CPU seconds (user + system) of a process, from /proc/<pid>/stat.
 const ticks = 100;  // getconf CLK_TCK on Linux
