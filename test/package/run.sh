@@ -69,8 +69,22 @@ fi
 check "debian/changelog is at the control file's version ($version)" \
     test "$(dpkg-parsechangelog -S Version)" = "$version"
 
+# --- no claimqueue files in the system: neither a package from an earlier run
+# (apt-get would keep it as it is) nor make install's. So the build-time check
+# runs against the package's own files (pg_buildext points the server at them,
+# extension_destdir), not at an installed copy, and the install starts clean.
+dpkg --purge "postgresql-$major-claimqueue" >/dev/null 2>&1
+make -s -C "$src" uninstall PG_CONFIG="$pg_config" >/dev/null 2>&1
+leftover=$(ls "$("$pg_config" --pkglibdir)"/claimqueue* "$("$pg_config" --sharedir)"/extension/claimqueue* 2>/dev/null)
+check "no claimqueue files before the package is built" test -z "$leftover"
+
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# The build-time check's server runs as another user (pg_buildext's NONROOT)
+# and reads the package's files in the tree: mktemp's 0700 kept it out (then
+# CREATE EXTENSION amcheck, which lists the extension directories for its
+# update path, failed with "Permission denied").
+chmod 755 "$work"
 tree="$work/claimqueue-$version"
 mkdir -p "$tree"
 # The sources without the products of a build in this tree.
@@ -94,12 +108,7 @@ mkdir -p "$src/build"
 cp "$deb" "$src/build/"
 echo "# $(basename "$deb"), $(stat -c %s "$deb") bytes"
 
-# --- install into a system where no claimqueue files are left: neither a
-# package from an earlier run (apt-get would keep it as it is) nor make install's
-dpkg --purge "postgresql-$major-claimqueue" >/dev/null 2>&1
-make -s -C "$src" uninstall PG_CONFIG="$pg_config" >/dev/null 2>&1
-leftover=$(ls "$("$pg_config" --pkglibdir)"/claimqueue* "$("$pg_config" --sharedir)"/extension/claimqueue* 2>/dev/null)
-check "no claimqueue files before the package is installed" test -z "$leftover"
+# --- install the package into the system left clean above
 apt-get install -y -qq "$deb" >"$work/install.log" 2>&1
 rc=$?
 [ $rc -eq 0 ] || tail -20 "$work/install.log"
