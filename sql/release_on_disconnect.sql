@@ -57,3 +57,12 @@ SELECT pg_temp.fingerprint() = :'before' AS unchanged;
 CALL dequeue_wait('work', 'w1', 1, NULL, '0', NULL) \gset
 SELECT jsonb_path_query_array(:'jobs', '$[*].id') AS claimed;
 SELECT id, owned FROM pg_temp.owners WHERE id = 7;
+-- A cancelled claim loses its owner, as a finished one does: cancel() of one
+-- running job, cancel_jobs() of the others.
+SELECT create_queue('owned_cancel');
+SELECT count(*) FROM enqueue_batch('owned_cancel', (SELECT array_agg(jsonb_build_object('n', g)) FROM generate_series(8, 10) g));
+SELECT id FROM dequeue('owned_cancel', 'w1', batch => 3, release_on_disconnect => true);
+SELECT id, state, owned FROM pg_temp.owners WHERE id > 7;
+SELECT cancel(8);
+SELECT cancel_jobs('owned_cancel', '{running}');
+SELECT id, state, owned FROM pg_temp.owners WHERE id > 7;

@@ -1,6 +1,7 @@
 // Dead letters in bulk (see bulk_jobs.hpp).
 #include "engine/bulk_jobs.hpp"
 
+#include "engine/job_rows.hpp"
 #include "engine/queues.hpp"
 #include "pg/clock.hpp"
 #include "metrics/metrics.hpp"
@@ -53,9 +54,14 @@ Statement kCancelReadyBatch = {
     "UPDATE claimqueue.jobs SET state = 'cancelled', finished_at = $2, lease_expires_at = NULL"
     " WHERE id = ANY ($1) AND state = 'ready' RETURNING id",
     2, {INT8ARRAYOID, TIMESTAMPTZOID}, nullptr};
+// A cancelled claim no longer has an owner (owner_session: since 0.5.0).
 Statement kCancelRunningBatch = {
     "UPDATE claimqueue.jobs SET state = 'cancelled', finished_at = $2, lease_expires_at = NULL"
     " WHERE id = ANY ($1) AND state = 'running' RETURNING id",
+    2, {INT8ARRAYOID, TIMESTAMPTZOID}, nullptr};
+Statement kCancelOwnedRunningBatch = {
+    "UPDATE claimqueue.jobs SET state = 'cancelled', finished_at = $2, lease_expires_at = NULL,"
+    " owner_session = NULL WHERE id = ANY ($1) AND state = 'running' RETURNING id",
     2, {INT8ARRAYOID, TIMESTAMPTZOID}, nullptr};
 
 // Fetches the cursor's next (up to) `n` ids, locking their rows, into a
@@ -149,7 +155,9 @@ int64 CancelJobs(text *queue, Datum states, const TimestampTz *created_before, i
     ConnectSpi();
     int32 queue_id = QueueIdOf(queue);
     int64 fetched;
-    Statement *const changes[2] = {&kCancelReadyBatch, &kCancelRunningBatch};
+    Statement *const changes[2] = {
+        &kCancelReadyBatch,
+        JobsHaveOwnerColumn() ? &kCancelOwnedRunningBatch : &kCancelRunningBatch};
     int64 by_state[2] = {0, 0};
     int64 cancelled = ChangeInBatches(&kCancelCandidates, queue_id, states, created_before,
                                       max_jobs, changes, 2, by_state, ClockNow(), &fetched,

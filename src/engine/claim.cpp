@@ -48,10 +48,14 @@ Statement kLockForCancel = {
     "SELECT state, queue_id FROM claimqueue.jobs WHERE id = $1 FOR NO KEY UPDATE", 1, {INT8OID},
     nullptr};
 
-Statement kCancel = {
-    "UPDATE claimqueue.jobs SET state = 'cancelled', finished_at = $2, lease_expires_at = NULL"
-    " WHERE id = $1 AND state IN ('ready', 'running')",
-    2, {INT8OID, TIMESTAMPTZOID}, nullptr};
+// A cancelled claim no longer has an owner; the variant without owner_session
+// serves a database whose schema predates it (before 0.5.0).
+#define CQ_CANCEL(OWNER)                                                                 \
+    "UPDATE claimqueue.jobs SET state = 'cancelled', finished_at = $2, lease_expires_at = NULL" \
+    OWNER " WHERE id = $1 AND state IN ('ready', 'running')"
+Statement kCancel = {CQ_CANCEL(""), 2, {INT8OID, TIMESTAMPTZOID}, nullptr};
+Statement kCancelOwned = {CQ_CANCEL(", owner_session = NULL"), 2, {INT8OID, TIMESTAMPTZOID},
+                          nullptr};
 
 // The job's current state; its attempt goes to *attempt when given. Raises
 // QC002 when no job has that id.
@@ -414,7 +418,7 @@ void CancelJob(int64 id)
         was_running = strcmp(TextDatumGetCString(ResultValue(0, 1)), "running") == 0;
         queue_id = DatumGetInt32(ResultValue(0, 2));
     }
-    if (Execute(&kCancel, args, nullptr) != 1)
+    if (Execute(JobsHaveOwnerColumn() ? &kCancelOwned : &kCancel, args, nullptr) != 1)
         ReportWrongState(id, "cancel", "ready and running");
     CountTransition(queue_id, was_running ? Transition::kCancelRunning : Transition::kCancelReady);
     NoteJobFinished(id);
