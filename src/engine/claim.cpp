@@ -50,9 +50,9 @@ Statement kLockForCancel = {
 
 // A cancelled claim no longer has an owner; the variant without owner_session
 // serves a database whose schema predates it (before 0.5.0).
-#define CQ_CANCEL(OWNER)                                                                 \
-    "UPDATE claimqueue.jobs SET state = 'cancelled', finished_at = $2, lease_expires_at = NULL" \
-    OWNER " WHERE id = $1 AND state IN ('ready', 'running')"
+#define CQ_CANCEL(OWNER)                                                              \
+    "UPDATE claimqueue.jobs SET state = 'cancelled', finished_at = $2,"                \
+    " lease_expires_at = NULL" OWNER " WHERE id = $1 AND state IN ('ready', 'running')"
 Statement kCancel = {CQ_CANCEL(""), 2, {INT8OID, TIMESTAMPTZOID}, nullptr};
 Statement kCancelOwned = {CQ_CANCEL(", owner_session = NULL"), 2, {INT8OID, TIMESTAMPTZOID},
                           nullptr};
