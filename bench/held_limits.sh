@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# A limited queue under a held snapshot: a queue with max_running and one
-# without, each drained by one client (dequeue, then complete) in windows of
-# BENCH_WINDOW jobs, taken in turns while another session holds a REPEATABLE
-# READ snapshot (BENCH_HOLD=0: no snapshot held, the baseline). A limited
-# claim counts the queue's running jobs from jobs_running_key_idx, and reads
-# there the entries of every job finished since the snapshot (README,
-# "Limits and old snapshots"). A throwaway cluster (pg_virtualenv,
+# Limited queues under a held snapshot: three queues, each drained by one
+# client (dequeue, then complete) in windows of BENCH_WINDOW jobs, taken in
+# turns while another session holds a REPEATABLE READ snapshot (BENCH_HOLD=0:
+# no snapshot held, the baseline): one with max_running 100 (below its limit:
+# its claims add to the bound kept in shared memory and count about once in
+# 100), one whose jobs share one key with max_running_per_key 1 (at its limit
+# after every claim: each claim counts), one without limits. A count reads
+# the entries of every job finished since the snapshot (README, "Limits and
+# old snapshots"). A throwaway cluster (pg_virtualenv,
 # claimqueue preloaded, the installed build), synchronous_commit = off.
 # Figures only, nothing asserted; bench/README.md keeps the latest run's.
 #
@@ -28,11 +30,15 @@ trap '[ -z "$holder" ] || kill "$holder" 2>/dev/null; rm -rf "$work"' EXIT
 psql -X -q -v ON_ERROR_STOP=1 >/dev/null <<'SQL'
 CREATE EXTENSION claimqueue;
 SELECT create_queue('limited', max_running => 100);
+SELECT create_queue('at_limit', max_running_per_key => 1);
 SELECT create_queue('unlimited');
 SQL
-for q in limited unlimited; do
+for q in limited at_limit unlimited; do
+    key=NULL
+    [ "$q" = at_limit ] && key="'tenant'"
     psql -X -q -v ON_ERROR_STOP=1 -c "SELECT count(*) FROM enqueue_batch('$q',
-        (SELECT array_agg(jsonb_build_object('n', g)) FROM generate_series(1, $((window * windows))) g))" >/dev/null
+        (SELECT array_agg(jsonb_build_object('n', g)) FROM generate_series(1, $((window * windows))) g),
+        concurrency_key => $key)" >/dev/null
     echo "SELECT complete(id, attempt) FROM dequeue('$q', 'w1');" >"$work/$q.sql"
 done
 psql -X -q -c "VACUUM ANALYZE claimqueue.jobs"
@@ -43,11 +49,11 @@ if [ "$hold" = 1 ]; then
     sleep 1
 fi
 echo "# $(psql -X -At -c 'SELECT version()'); snapshot held: $([ "$hold" = 1 ] && echo yes || echo no)"
-echo "| window | limited (max_running 100), jobs/s | unlimited, jobs/s |"
-echo "|--:|--:|--:|"
+echo "| window | max_running 100, jobs/s | one key, max_running_per_key 1, jobs/s | no limits, jobs/s |"
+echo "|--:|--:|--:|--:|"
 for w in $(seq 1 "$windows"); do
     row="| $w"
-    for q in limited unlimited; do
+    for q in limited at_limit unlimited; do
         tps=$(pgbench -n -M prepared -c 1 -t "$window" -f "$work/$q.sql" 2>&1 |
               sed -n 's/^tps = \([0-9]*\)\..*/\1/p' | head -1)
         row="$row | $tps"

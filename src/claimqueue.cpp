@@ -7,6 +7,7 @@
 #include "pg/firewall.hpp"
 
 #include "cursors/cursors.hpp"
+#include "engine/claim_limits.hpp"
 #include "engine/fair_claim.hpp"
 #include "engine/job_rows.hpp"
 #include "engine/queue_cache.hpp"
@@ -61,6 +62,7 @@ extern "C" void _PG_init(void)
     claimqueue::RequestMetricsState();
     claimqueue::RequestOwnerState();
     claimqueue::RequestFairState();
+    claimqueue::RequestLimitState();
     // A session whose claims die with it has ended: its reaper returns them now.
     claimqueue::OnOwnerExit(claimqueue::WakeReaper);
     claimqueue::InstallDatabaseGuard();

@@ -2,6 +2,7 @@
 #include "engine/claim_limits.hpp"
 
 extern "C" {
+#include "access/xact.h"
 #include "common/hashfn.h"
 #include "miscadmin.h"
 #include "storage/lock.h"
@@ -9,9 +10,159 @@ extern "C" {
 
 #include "engine/job_rows.hpp"
 #include "engine/queue_cache.hpp"
+#include "pg/shared_memory.hpp"
 
 namespace claimqueue {
 namespace {
+
+// --- Upper bounds of the running jobs, kept between claims -------------------
+//
+// A count reads, besides the live entries of jobs_running_key_idx, those its
+// finished jobs left there until they are marked dead, which an old snapshot
+// prevents (README, "Limits and old snapshots"). So each count is kept here
+// as an upper bound of the running jobs of its queue or key, to which every
+// claim adds the jobs it takes; a claim counts again only when the bound has
+// reached the limit. Completions and reaps do not lower it: it errs high, and
+// that only brings the next count forward.
+//
+// One slot per (database, jobs table, queue, its settings' version, key), at
+// a place fixed by hashing them (a claim of a queue without limits adds to no
+// bound, so one kept while a queue had limits must not serve after they were
+// removed and set again: the queue row's xmin names the settings); any slot
+// may be taken over by another (its owner then counts again). A key longer
+// than kBoundKeyBytes keeps no bound: its claims count each time, as without
+// this table. A claim adds after it wrote its running versions, and bumps the
+// place's generation; a count replaces the bound only if the generation is
+// still the one read before counting, so a claim the count may have missed
+// (one made under the other limit lock while a limit changes) is never
+// dropped; and only a count made before its transaction wrote anything
+// replaces it (see RunningUpTo).
+constexpr int kBoundSlots = 4096;
+constexpr int kBoundKeyBytes = 64;
+
+struct BoundSlot {
+    Oid database;  // InvalidOid: free
+    Oid jobs;      // claimqueue.jobs: a table created again inherits no bound
+    int32 queue_id;
+    TransactionId settings_xmin;
+    bool per_key;
+    uint8 key_len;
+    char key[kBoundKeyBytes];  // per_key: the key's bytes
+    int32 bound;
+    uint32 generation;
+};
+
+struct BoundTable {
+    LWLock *lock;
+    BoundSlot slots[kBoundSlots];
+};
+
+BoundTable *bounds = nullptr;
+
+Size BoundTableSize()
+{
+    return sizeof(BoundTable);
+}
+
+void InitBoundTable(void *region, LWLock *lock)
+{
+    static_cast<BoundTable *>(region)->lock = lock;
+}
+
+const SharedRegion kBoundRegion = {"claimqueue running bounds", BoundTableSize, InitBoundTable,
+                                   reinterpret_cast<void **>(&bounds)};
+
+// What a bound is of: the queue's running jobs, or those of one key.
+struct BoundOf {
+    Oid jobs;
+    int32 queue_id;
+    TransactionId settings_xmin;
+    const text *key;  // nullptr: the queue's
+    uint32 key_hash;  // the key's (hash_bytes)
+};
+
+// Whether `of` may keep a bound here.
+bool Boundable(const BoundOf &of)
+{
+    return bounds != nullptr && (of.key == nullptr || VARSIZE_ANY_EXHDR(of.key) <= kBoundKeyBytes);
+}
+
+BoundSlot *PlaceOf(const BoundOf &of)
+{
+    uint32 h = hash_combine(murmurhash32(MyDatabaseId), murmurhash32((uint32) of.queue_id));
+    h = hash_combine(h, murmurhash32(of.key != nullptr ? of.key_hash : 0));
+    h = hash_combine(h, murmurhash32(of.jobs ^ (of.key != nullptr ? 1u : 0u)));
+    h = hash_combine(h, murmurhash32(of.settings_xmin));
+    return &bounds->slots[h % kBoundSlots];
+}
+
+bool Holds(const BoundSlot &slot, const BoundOf &of)
+{
+    if (slot.database != MyDatabaseId || slot.jobs != of.jobs || slot.queue_id != of.queue_id ||
+        slot.settings_xmin != of.settings_xmin || slot.per_key != (of.key != nullptr))
+        return false;
+    if (of.key == nullptr)
+        return true;
+    size_t len = VARSIZE_ANY_EXHDR(of.key);
+    return slot.key_len == len && memcmp(slot.key, VARDATA_ANY(of.key), len) == 0;
+}
+
+// The running jobs of `of`: an upper bound while it is below `limit`, else a
+// count up to `limit`. Called under the limit's lock.
+int RunningUpTo(JobRows *rows, const BoundOf &of, int limit)
+{
+    bool boundable = Boundable(of);
+    uint32 generation = 0;
+    if (boundable) {
+        LWLockAcquire(bounds->lock, LW_SHARED);
+        const BoundSlot &slot = *PlaceOf(of);
+        bool held = Holds(slot, of);
+        int32 bound = slot.bound;
+        generation = slot.generation;
+        LWLockRelease(bounds->lock);
+        if (held && bound < limit)
+            return bound;
+    }
+    int running = CountRunning(rows, of.queue_id, const_cast<text *>(of.key), limit);
+    // Only a transaction that has written nothing yet keeps its count. One
+    // that finished or cancelled a job of `of` does not see that job's running
+    // version, which the others still count until it commits: its count would
+    // let another claim take the place before the finish commits, or for good
+    // if it rolls back (test/isolation/specs/limit_bound_finish.spec).
+    if (boundable && !TransactionIdIsValid(GetTopTransactionIdIfAny())) {
+        LWLockAcquire(bounds->lock, LW_EXCLUSIVE);
+        BoundSlot &slot = *PlaceOf(of);
+        if (slot.generation == generation) {
+            slot.database = MyDatabaseId;
+            slot.jobs = of.jobs;
+            slot.queue_id = of.queue_id;
+            slot.settings_xmin = of.settings_xmin;
+            slot.per_key = of.key != nullptr;
+            slot.key_len = 0;
+            if (of.key != nullptr) {
+                slot.key_len = (uint8) VARSIZE_ANY_EXHDR(of.key);
+                memcpy(slot.key, VARDATA_ANY(of.key), slot.key_len);
+            }
+            slot.bound = running;
+            slot.generation++;
+        }
+        LWLockRelease(bounds->lock);
+    }
+    return running;
+}
+
+// A job of `of` was claimed (its running version written).
+void AddToBound(const BoundOf &of)
+{
+    if (!Boundable(of))
+        return;
+    LWLockAcquire(bounds->lock, LW_EXCLUSIVE);
+    BoundSlot &slot = *PlaceOf(of);
+    if (Holds(slot, of))
+        slot.bound++;
+    slot.generation++;  // also when another holds the place: a count of `of` may be under way
+    LWLockRelease(bounds->lock);
+}
 
 // The advisory-lock key spaces (LOCKTAG field4) of the limit locks: apart
 // from pg_advisory_lock's (1 and 2), so no user lock ever shares one.
@@ -36,7 +187,9 @@ struct KeySlot {
 }  // namespace
 
 struct LimitGate {
+    Oid jobs;
     int32 queue_id;
+    TransactionId settings_xmin;
     int32 max_running;          // 0: none
     int32 max_running_per_key;  // 0: none
     int queue_left;             // with max_running: jobs this call may still claim
@@ -46,13 +199,34 @@ struct LimitGate {
     KeySlot *keys;
 };
 
+namespace {
+
+BoundOf QueueBound(const LimitGate *gate)
+{
+    return {gate->jobs, gate->queue_id, gate->settings_xmin, nullptr, 0};
+}
+
+BoundOf KeyBound(const LimitGate *gate, const KeySlot &k)
+{
+    return {gate->jobs, gate->queue_id, gate->settings_xmin, k.key, k.hash};
+}
+
+}  // namespace
+
+void RequestLimitState()
+{
+    AddSharedRegion(&kBoundRegion);
+}
+
 LimitGate *OpenLimitGate(JobRows *rows, const QueueFacts *facts)
 {
     if (facts == nullptr || (facts->max_running <= 0 && facts->max_running_per_key <= 0) ||
         !JobRowsHaveKeys(rows))
         return nullptr;
     LimitGate *gate = (LimitGate *) palloc0(sizeof(LimitGate));
+    gate->jobs = JobRowsRelid(rows);
     gate->queue_id = facts->queue_id;
+    gate->settings_xmin = facts->settings_xmin;
     gate->max_running = facts->max_running;
     gate->max_running_per_key = facts->max_running_per_key;
     if (gate->max_running > 0) {
@@ -63,7 +237,7 @@ LimitGate *OpenLimitGate(JobRows *rows, const QueueFacts *facts)
         (void) LockAcquire(&tag, ExclusiveLock, false, false);
         gate->queue_locked = true;
         gate->queue_left =
-            gate->max_running - CountRunning(rows, gate->queue_id, nullptr, gate->max_running);
+            gate->max_running - RunningUpTo(rows, QueueBound(gate), gate->max_running);
     }
     return gate;
 }
@@ -118,16 +292,20 @@ bool AdmitToGate(LimitGate *gate, JobRows *rows, text *key, int *slot)
             LockRelease(&tag, ExclusiveLock, false);
     }
     k.left = gate->max_running_per_key -
-             CountRunning(rows, gate->queue_id, k.key, gate->max_running_per_key);
+             RunningUpTo(rows, KeyBound(gate, k), gate->max_running_per_key);
     return k.left > 0;
 }
 
 void NoteGateClaim(LimitGate *gate, int slot)
 {
-    if (gate->max_running > 0)
+    if (gate->max_running > 0) {
         gate->queue_left--;
-    if (slot >= 0)
+        AddToBound(QueueBound(gate));
+    }
+    if (slot >= 0) {
         gate->keys[slot].left--;
+        AddToBound(KeyBound(gate, gate->keys[slot]));
+    }
 }
 
 void CloseLimitGate(LimitGate *gate)

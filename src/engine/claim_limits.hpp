@@ -10,7 +10,12 @@
 // holder counts them whether or not they have committed; completions and
 // reaps only lower the count, and one in progress still counts. So no commit
 // order can leave more jobs running than the limit. The locks are held only
-// for the claim call, not to the end of the transaction.
+// for the claim call, not to the end of the transaction. A count is kept in
+// shared memory as an upper bound that each claim adds to after writing its
+// jobs and that nothing lowers, so a claim counts only when that bound has
+// reached the limit; only a transaction that has written nothing keeps its
+// count, since one that finished a job does not see that job, which the
+// others still count until it commits (claim_limits.cpp).
 #pragma once
 
 #include "pg/pg.hpp"
@@ -21,10 +26,14 @@ struct JobRows;
 struct LimitGate;
 struct QueueFacts;
 
+// Adds the bounds of the running jobs kept between claims to shared memory;
+// from _PG_init while preloading (without it every limited claim counts).
+void RequestLimitState();
+
 // The gate of a claim of queue `facts->queue_id`, or nullptr when the queue has
 // no limit (a claim then pays nothing more) or the tables predate 0.5.0.
-// With max_running, waits for the queue's limit lock and counts its running
-// jobs.
+// With max_running, waits for the queue's limit lock and reads the bound of
+// its running jobs (counting them when it has reached the limit).
 LimitGate *OpenLimitGate(JobRows *rows, const QueueFacts *facts);
 
 // True when no job of the queue may be claimed by this call any more.
@@ -33,7 +42,7 @@ bool GateFull(const LimitGate *gate);
 // Whether a job with concurrency key `key` (nullptr: none) may be claimed now;
 // *slot is what NoteGateClaim needs. The first job of a key takes the key's
 // lock without waiting (a key another claim holds is passed over for this
-// call) and counts the key's running jobs.
+// call) and reads the bound of the key's running jobs, as OpenLimitGate.
 bool AdmitToGate(LimitGate *gate, JobRows *rows, text *key, int *slot);
 
 // A job admitted with `slot` was claimed.

@@ -887,6 +887,11 @@ bool JobRowsHaveKeys(JobRows *rows)
            rows->writer->running_key_index >= 0;
 }
 
+Oid JobRowsRelid(JobRows *rows)
+{
+    return RelationGetRelid(rows->rel);
+}
+
 bool FindRunningJob(JobRows *rows, int64 id, int32 attempt, JobRow *job)
 {
     Writer *w = rows->writer;

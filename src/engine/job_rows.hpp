@@ -114,6 +114,8 @@ int NextReadyPriority(JobRows *rows, int32 queue_id, int below);
 int CountRunning(JobRows *rows, int32 queue_id, text *key, int stop_at);
 // Whether the table has the concurrency key column and its index (0.5.0).
 bool JobRowsHaveKeys(JobRows *rows);
+// The oid of the claimqueue.jobs that `rows` has open.
+Oid JobRowsRelid(JobRows *rows);
 
 // --- Finishing a running job ---------------------------------------------------
 

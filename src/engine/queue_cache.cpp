@@ -45,7 +45,7 @@ Statement kQueueFacts = {
 // With the flow-control settings, once the table has them (0.5.0).
 Statement kQueueFactsLimits = {
     "SELECT name, lease, backoff_base, backoff_cap, paused,"
-    " coalesce(max_running, 0), coalesce(max_running_per_key, 0), fair"
+    " coalesce(max_running, 0), coalesce(max_running_per_key, 0), fair, xmin"
     " FROM claimqueue.queues WHERE queue_id = $1",
     1, {INT4OID}, nullptr};
 Grant grants[kGrants];
@@ -145,6 +145,7 @@ const QueueFacts *QueueFactsById(int32 queue_id)
         slot->facts.max_running = limits ? DatumGetInt32(ResultValue(0, 6)) : 0;
         slot->facts.max_running_per_key = limits ? DatumGetInt32(ResultValue(0, 7)) : 0;
         slot->facts.fair = limits && DatumGetBool(ResultValue(0, 8));
+        slot->facts.settings_xmin = limits ? DatumGetTransactionId(ResultValue(0, 9)) : 0;
         slot->used = true;
     }
     FinishSpi();

@@ -36,6 +36,9 @@ struct QueueFacts {
     int32 max_running;
     int32 max_running_per_key;
     bool fair;  // claims rotate across concurrency keys (0.5.0)
+    // The queue row's xmin (0.5.0): changes with every change of its settings,
+    // so what is kept under one set of limits is not used under the next.
+    TransactionId settings_xmin;
 };
 const QueueFacts *QueueFactsById(int32 queue_id);
 
