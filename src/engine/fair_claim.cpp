@@ -52,18 +52,8 @@ struct RotationState {
 RotationState *shared = nullptr;
 RotationSlot *local_slots = nullptr;  // this session's
 
-Size RotationSize()
-{
-    return sizeof(RotationState);
-}
-
-void InitRotation(void *region, LWLock *lock)
-{
-    static_cast<RotationState *>(region)->lock = lock;
-}
-
-const SharedRegion kRotationRegion = {"claimqueue fair rotation", RotationSize, InitRotation,
-                                      reinterpret_cast<void **>(&shared)};
+const SharedRegion kRotationRegion = {"claimqueue fair rotation", RegionSizeOf<RotationState>,
+                                InitRegionLock<RotationState>, reinterpret_cast<void **>(&shared)};
 
 RotationSlot *LocalSlots()
 {

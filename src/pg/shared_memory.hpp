@@ -22,6 +22,19 @@ struct SharedRegion {
     void **address;
 };
 
+// The size and init of a region that is one struct T whose `lock` member
+// takes the region's LWLock, the rest starting zeroed.
+template <typename T>
+Size RegionSizeOf()
+{
+    return sizeof(T);
+}
+template <typename T>
+void InitRegionLock(void *region, LWLock *lock)
+{
+    static_cast<T *>(region)->lock = lock;
+}
+
 // Adds a region; from _PG_init while preloading (the first call installs
 // claimqueue's one pair of shared-memory hooks).
 void AddSharedRegion(const SharedRegion *region);
