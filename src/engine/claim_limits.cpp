@@ -59,18 +59,8 @@ struct BoundTable {
 
 BoundTable *bounds = nullptr;
 
-Size BoundTableSize()
-{
-    return sizeof(BoundTable);
-}
-
-void InitBoundTable(void *region, LWLock *lock)
-{
-    static_cast<BoundTable *>(region)->lock = lock;
-}
-
-const SharedRegion kBoundRegion = {"claimqueue running bounds", BoundTableSize, InitBoundTable,
-                                   reinterpret_cast<void **>(&bounds)};
+const SharedRegion kBoundRegion = {"claimqueue running bounds", RegionSizeOf<BoundTable>,
+                                InitRegionLock<BoundTable>, reinterpret_cast<void **>(&bounds)};
 
 // What a bound is of: the queue's running jobs, or those of one key.
 struct BoundOf {
@@ -107,6 +97,22 @@ bool Holds(const BoundSlot &slot, const BoundOf &of)
     return slot.key_len == len && memcmp(slot.key, VARDATA_ANY(of.key), len) == 0;
 }
 
+// Makes `slot` the bound of `of` (Holds is then true), at `bound`.
+void Assign(BoundSlot &slot, const BoundOf &of, int32 bound)
+{
+    slot.database = MyDatabaseId;
+    slot.jobs = of.jobs;
+    slot.queue_id = of.queue_id;
+    slot.settings_xmin = of.settings_xmin;
+    slot.per_key = of.key != nullptr;
+    slot.key_len = 0;
+    if (of.key != nullptr) {
+        slot.key_len = (uint8) VARSIZE_ANY_EXHDR(of.key);
+        memcpy(slot.key, VARDATA_ANY(of.key), slot.key_len);
+    }
+    slot.bound = bound;
+}
+
 // The running jobs of `of`: an upper bound while it is below `limit`, else a
 // count up to `limit`. Called under the limit's lock.
 int RunningUpTo(JobRows *rows, const BoundOf &of, int limit)
@@ -133,17 +139,7 @@ int RunningUpTo(JobRows *rows, const BoundOf &of, int limit)
         LWLockAcquire(bounds->lock, LW_EXCLUSIVE);
         BoundSlot &slot = *PlaceOf(of);
         if (slot.generation == generation) {
-            slot.database = MyDatabaseId;
-            slot.jobs = of.jobs;
-            slot.queue_id = of.queue_id;
-            slot.settings_xmin = of.settings_xmin;
-            slot.per_key = of.key != nullptr;
-            slot.key_len = 0;
-            if (of.key != nullptr) {
-                slot.key_len = (uint8) VARSIZE_ANY_EXHDR(of.key);
-                memcpy(slot.key, VARDATA_ANY(of.key), slot.key_len);
-            }
-            slot.bound = running;
+            Assign(slot, of, running);
             slot.generation++;
         }
         LWLockRelease(bounds->lock);
@@ -151,17 +147,16 @@ int RunningUpTo(JobRows *rows, const BoundOf &of, int limit)
     return running;
 }
 
-// A job of `of` was claimed (its running version written).
-void AddToBound(const BoundOf &of)
+// `claimed` jobs of `of` were claimed (their running versions written).
+// Called with the table's lock held exclusively.
+void AddToBound(const BoundOf &of, int claimed)
 {
-    if (!Boundable(of))
+    if (claimed == 0 || !Boundable(of))
         return;
-    LWLockAcquire(bounds->lock, LW_EXCLUSIVE);
     BoundSlot &slot = *PlaceOf(of);
     if (Holds(slot, of))
-        slot.bound++;
+        slot.bound += claimed;
     slot.generation++;  // also when another holds the place: a count of `of` may be under way
-    LWLockRelease(bounds->lock);
 }
 
 // The advisory-lock key spaces (LOCKTAG field4) of the limit locks: apart
@@ -181,6 +176,7 @@ struct KeySlot {
     text *key;       // a copy
     uint32 hash;
     int left;        // jobs of the key this call may still claim
+    int claimed;     // jobs of the key this call claimed
     bool locked;     // this call holds the key's lock
 };
 
@@ -193,6 +189,7 @@ struct LimitGate {
     int32 max_running;          // 0: none
     int32 max_running_per_key;  // 0: none
     int queue_left;             // with max_running: jobs this call may still claim
+    int queue_claimed;          // jobs this call claimed
     bool queue_locked;
     int nkeys;
     int capacity;
@@ -278,6 +275,7 @@ bool AdmitToGate(LimitGate *gate, JobRows *rows, text *key, int *slot)
     k.hash = hash;
     k.locked = false;
     k.left = 0;
+    k.claimed = 0;
     // Under the queue's lock every claim of the queue is serialized already.
     if (!gate->queue_locked) {
         LOCKTAG tag;
@@ -298,13 +296,12 @@ bool AdmitToGate(LimitGate *gate, JobRows *rows, text *key, int *slot)
 
 void NoteGateClaim(LimitGate *gate, int slot)
 {
-    if (gate->max_running > 0) {
+    if (gate->max_running > 0)
         gate->queue_left--;
-        AddToBound(QueueBound(gate));
-    }
+    gate->queue_claimed++;
     if (slot >= 0) {
         gate->keys[slot].left--;
-        AddToBound(KeyBound(gate, gate->keys[slot]));
+        gate->keys[slot].claimed++;
     }
 }
 
@@ -312,6 +309,17 @@ void CloseLimitGate(LimitGate *gate)
 {
     if (gate == nullptr)
         return;
+    // The call's claims go into the bounds after all its running versions are
+    // written and before its limit locks are released, in one hold of the
+    // table's lock.
+    if (gate->queue_claimed > 0 && bounds != nullptr) {
+        LWLockAcquire(bounds->lock, LW_EXCLUSIVE);
+        if (gate->max_running > 0)
+            AddToBound(QueueBound(gate), gate->queue_claimed);
+        for (int i = 0; i < gate->nkeys; i++)
+            AddToBound(KeyBound(gate, gate->keys[i]), gate->keys[i].claimed);
+        LWLockRelease(bounds->lock);
+    }
     LOCKTAG tag;
     for (int i = 0; i < gate->nkeys; i++)
         if (gate->keys[i].locked) {
