@@ -58,8 +58,8 @@ SELECT pg_temp.indexes_complete();
 SELECT id, state, attempt, dedup_key IS NOT NULL AS dedup, worker FROM pg_temp.jobs;
 -- What a call locks: the table, the indexes it scans and those it writes
 -- entries in. A claim of a job without dedup key, owner or concurrency key:
--- the ready index it scans; the primary key, jobs_running_idx,
--- jobs_running_key_idx and the user's two indexes it writes to.
+-- the ready index it scans; the primary key, jobs_running_idx and the
+-- user's two indexes it writes to (jobs_running_key_idx holds keyed jobs only).
 -- (A queue's first claim loads its lanes through SQL: that one comes first.)
 SELECT create_queue('solo');
 SELECT enqueue('solo', '{}') AS first \gset

@@ -27,3 +27,18 @@ RESET claimqueue.debug_clock_offset;
 -- Bad input.
 SELECT pg_temp.err($$SELECT reap('nope!')$$);
 SELECT reap('nope');
+-- reap() of every queue takes each queue's expired leases in batches of
+-- 1,000 per queue, until a batch comes back short: 1,200 in one queue and
+-- 300 in another are all returned by one call, none left running.
+SELECT create_queue('many_a', lease => '1 minute');
+SELECT create_queue('many_b', lease => '1 minute');
+SELECT count(*) FROM enqueue_batch('many_a', array_fill('{}'::jsonb, ARRAY[1200]));
+SELECT count(*) FROM enqueue_batch('many_b', array_fill('{}'::jsonb, ARRAY[300]));
+SELECT count(*) FROM dequeue('many_a', 'w1', batch => 600);
+SELECT count(*) FROM dequeue('many_a', 'w1', batch => 600);
+SELECT count(*) FROM dequeue('many_b', 'w1', batch => 300);
+SET claimqueue.debug_clock_offset = '10min';
+SELECT reap();
+RESET claimqueue.debug_clock_offset;
+SELECT q.name, j.state, count(*) FROM claimqueue.jobs j JOIN claimqueue.queues q USING (queue_id)
+WHERE q.name LIKE 'many_%' GROUP BY 1, 2 ORDER BY 1, 2;

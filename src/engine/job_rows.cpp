@@ -55,6 +55,7 @@ struct Writer {
     Oid *index_oids;
     int pkey_index;   // positions in index_oids / ri_IndexRelationDescs
     int ready_index;
+    int running_index;      // jobs_running_idx led by queue_id (0.5.0), -1 when not
     int running_key_index;  // jobs_running_key_idx (0.5.0), -1 when absent
     int fair_index;         // jobs_fair_idx (0.5.0), -1 when absent
     EState *estate;
@@ -164,7 +165,8 @@ Writer *Build(Relation rel, MemoryContext parent)
     ExecOpenIndices(w->rri, false);
     w->nindexes = w->rri->ri_NumIndices;
     w->index_oids = (Oid *) palloc(sizeof(Oid) * (w->nindexes + 1));
-    w->pkey_index = w->ready_index = w->running_key_index = w->fair_index = -1;
+    w->pkey_index = w->ready_index = w->running_index = w->running_key_index = w->fair_index =
+        -1;
     for (int i = 0; i < w->nindexes; i++) {
         Relation index = w->rri->ri_IndexRelationDescs[i];
         w->index_oids[i] = RelationGetRelid(index);
@@ -172,6 +174,10 @@ Writer *Build(Relation rel, MemoryContext parent)
             w->pkey_index = i;
         else if (strcmp(RelationGetRelationName(index), "jobs_ready_idx") == 0)
             w->ready_index = i;
+        else if (strcmp(RelationGetRelationName(index), "jobs_running_idx") == 0 &&
+                 index->rd_index->indnkeyatts >= 1 &&
+                 index->rd_index->indkey.values[0] == w->attnum[kQueueId])
+            w->running_index = i;  // before 0.5.0 it was by lease_expires_at alone
         else if (strcmp(RelationGetRelationName(index), "jobs_running_key_idx") == 0)
             w->running_key_index = i;
         else if (strcmp(RelationGetRelationName(index), "jobs_fair_idx") == 0)
@@ -853,9 +859,13 @@ int NextReadyPriority(JobRows *rows, int32 queue_id, int below)
 int CountRunning(JobRows *rows, int32 queue_id, text *key, int stop_at)
 {
     Writer *w = rows->writer;
-    if (w->running_key_index < 0)
-        elog(ERROR, "claimqueue: claimqueue.jobs lacks jobs_running_key_idx");
-    Relation index = IndexOf(w, w->running_key_index);
+    // A key's jobs from jobs_running_key_idx, the queue's from jobs_running_idx
+    // (the first holds keyed jobs only; both lead with queue_id).
+    int which = key != nullptr ? w->running_key_index : w->running_index;
+    if (which < 0)
+        elog(ERROR, "claimqueue: claimqueue.jobs lacks %s led by queue_id",
+             key != nullptr ? "jobs_running_key_idx" : "jobs_running_idx");
+    Relation index = IndexOf(w, which);
     ScanKeyData keys[2];
     int nkeys = 1;
     ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(queue_id));

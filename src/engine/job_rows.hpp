@@ -110,7 +110,8 @@ int NextReadyPriority(JobRows *rows, int32 queue_id, int below);
 
 // The running jobs of the queue, or of its concurrency key `key` (nullptr: all
 // of the queue's), counted up to `stop_at`: committed ones and those of
-// transactions still in progress, from jobs_running_key_idx (0.5.0).
+// transactions still in progress: a key's from jobs_running_key_idx, the
+// queue's from jobs_running_idx (0.5.0).
 int CountRunning(JobRows *rows, int32 queue_id, text *key, int stop_at);
 // Whether the table has the concurrency key column and its index (0.5.0).
 bool JobRowsHaveKeys(JobRows *rows);

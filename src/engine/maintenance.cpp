@@ -14,20 +14,27 @@
 namespace claimqueue {
 namespace {
 
-// Oldest expiry first, so a pass that stops at `limit` reaps in lease order.
+// Up to $3 expired leases of each queue ($2: of that one only), oldest expiry
+// first: one range of jobs_running_idx (queue_id, lease_expires_at) per queue.
+// A batch may hold more than $3 jobs (several queues); it is short only when
+// every queue's was.
 Statement kLockExpired = {
     "SELECT j.id, j.attempt, j.max_attempts, q.backoff_base, q.backoff_cap, q.name, j.queue_id"
-    " FROM claimqueue.jobs j JOIN claimqueue.queues q ON q.queue_id = j.queue_id"
-    " WHERE j.state = 'running' AND j.lease_expires_at < $1 AND j.lease_expires_at >= $4"
-    "   AND ($2::text IS NULL OR q.name = $2)"
-    " ORDER BY j.lease_expires_at LIMIT $3 FOR UPDATE OF j SKIP LOCKED",
+    " FROM claimqueue.queues q CROSS JOIN LATERAL ("
+    "   SELECT j.id, j.attempt, j.max_attempts, j.queue_id FROM claimqueue.jobs j"
+    "   WHERE j.queue_id = q.queue_id AND j.state = 'running'"
+    "     AND j.lease_expires_at < $1 AND j.lease_expires_at >= $4"
+    "   ORDER BY j.lease_expires_at LIMIT $3 FOR UPDATE SKIP LOCKED) j"
+    " WHERE $2::text IS NULL OR q.name = $2",
     4, {TIMESTAMPTZOID, TEXTOID, INT4OID, TIMESTAMPTZOID}, nullptr};
 
 // The earliest lease at or after $1 that this snapshot shows running (locked
-// by someone or not).
+// by someone or not): each queue's first entry of jobs_running_idx from $1.
 Statement kEarliestLease = {
-    "SELECT min(lease_expires_at) FROM claimqueue.jobs"
-    " WHERE state = 'running' AND lease_expires_at >= $1",
+    "SELECT min(l.lease) FROM claimqueue.queues q CROSS JOIN LATERAL ("
+    "   SELECT min(j.lease_expires_at) AS lease FROM claimqueue.jobs j"
+    "   WHERE j.queue_id = q.queue_id AND j.state = 'running'"
+    "     AND j.lease_expires_at >= $1) l",
     1, {TIMESTAMPTZOID}, nullptr};
 
 // Running jobs back to ready (u.run_at) or to failed, each with its attempt's
@@ -233,7 +240,9 @@ int64 RunAllBatches(int64 (*batch)(text *, int), text *queue, const char *done)
     if (queue)
         RequireQueueExists(queue);
     int64 total = 0;
-    for (int64 n = kSqlFunctionBatch; n == kSqlFunctionBatch;) {
+    // A batch is short when it returns fewer than it was given (one of
+    // expired leases may return more: up to that many of each queue).
+    for (int64 n = kSqlFunctionBatch; n >= kSqlFunctionBatch;) {
         n = batch(queue, kSqlFunctionBatch);
         total += n;
     }

@@ -86,21 +86,23 @@ CREATE INDEX jobs_ready_idx ON claimqueue.jobs (queue_id, priority DESC, pos)
 -- Ready jobs waiting for their run_at, found when due.
 CREATE INDEX jobs_scheduled_idx ON claimqueue.jobs (queue_id, run_at)
     WHERE state = 'ready' AND pos IS NULL;
--- Expired leases are found without scanning finished jobs. The predicate names
--- lease_expires_at so that only lease queries can use this index: a lookup of
--- one running job by id (complete, fail, heartbeat) must take the primary key,
--- however few running jobs the statistics last saw.
-CREATE INDEX jobs_running_idx ON claimqueue.jobs (lease_expires_at)
+-- Running jobs by queue and lease expiry (every claim sets a lease): the
+-- reaper finds each queue's expired leases in expiry order, and a claim of a
+-- queue with max_running counts the queue's running jobs (0.5.0: the queue
+-- leads). The predicate names lease_expires_at so that only lease queries can
+-- use this index: a lookup of one running job by id must take the primary
+-- key, however few running jobs the statistics last saw.
+CREATE INDEX jobs_running_idx ON claimqueue.jobs (queue_id, lease_expires_at)
     WHERE state = 'running' AND lease_expires_at IS NOT NULL;
 -- Claims that die with their session (0.5.0): the reaper finds the running
 -- jobs whose owner session has ended without reading the others.
 CREATE INDEX jobs_owned_idx ON claimqueue.jobs (owner_session)
     WHERE state = 'running' AND owner_session IS NOT NULL;
--- Concurrency limits (0.5.0): a claim of a queue with max_running or
--- max_running_per_key counts the running jobs of the queue, or of one key,
--- here, reading no more entries than the limit.
+-- Concurrency limits (0.5.0): a claim of a queue with max_running_per_key
+-- counts the running jobs of one key here, reading no more entries than the
+-- limit. Jobs without a key are left out: their claims write no entry here.
 CREATE INDEX jobs_running_key_idx ON claimqueue.jobs (queue_id, concurrency_key)
-    WHERE state = 'running';
+    WHERE state = 'running' AND concurrency_key IS NOT NULL;
 -- Fair claiming (0.5.0): the ready jobs that have a concurrency key, by a
 -- 64-bit hash of the key and then position in each lane, so a fair queue's
 -- claim goes from one tenant to the next in one descent each (a hash, not the

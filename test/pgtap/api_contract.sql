@@ -302,15 +302,15 @@ SELECT table_privs_are('claimqueue', 'jobs', 'public', '{}'::name[],
 
 SELECT has_index('claimqueue', 'jobs', 'jobs_ready_idx', ARRAY['queue_id', 'priority', 'pos']);
 SELECT has_index('claimqueue', 'jobs', 'jobs_scheduled_idx', ARRAY['queue_id', 'run_at']);
-SELECT has_index('claimqueue', 'jobs', 'jobs_running_idx', ARRAY['lease_expires_at']);
+SELECT has_index('claimqueue', 'jobs', 'jobs_running_idx', ARRAY['queue_id', 'lease_expires_at']);
 SELECT has_index('claimqueue', 'jobs', 'jobs_dedup_idx', ARRAY['queue_id', 'dedup_key']);
 SELECT has_index('claimqueue', 'jobs', 'jobs_finished_idx', ARRAY['queue_id', 'state', 'finished_at']);
 SELECT has_index('claimqueue', 'jobs', 'jobs_owned_idx', ARRAY['owner_session']);
 SELECT has_index('claimqueue', 'jobs', 'jobs_running_key_idx', ARRAY['queue_id', 'concurrency_key']);
 SELECT is(pg_catalog.pg_get_indexdef('claimqueue.jobs_running_key_idx'::regclass),
           'CREATE INDEX jobs_running_key_idx ON claimqueue.jobs USING btree (queue_id, concurrency_key) '
-          'WHERE (state = ''running''::text)',
-          'jobs_running_key_idx: running jobs by queue and concurrency key, what a limited claim counts');
+          'WHERE ((state = ''running''::text) AND (concurrency_key IS NOT NULL))',
+          'jobs_running_key_idx: running jobs with a concurrency key, by queue and key, what max_running_per_key counts');
 SELECT is(pg_catalog.pg_get_indexdef('claimqueue.jobs_ready_idx'::regclass),
           'CREATE INDEX jobs_ready_idx ON claimqueue.jobs USING btree (queue_id, priority DESC, pos) '
           'WHERE ((state = ''ready''::text) AND (pos IS NOT NULL))',
@@ -320,9 +320,9 @@ SELECT is(pg_catalog.pg_get_indexdef('claimqueue.jobs_scheduled_idx'::regclass),
           'WHERE ((state = ''ready''::text) AND (pos IS NULL))',
           'jobs_scheduled_idx: ready jobs waiting for their run_at');
 SELECT is(pg_catalog.pg_get_indexdef('claimqueue.jobs_running_idx'::regclass),
-          'CREATE INDEX jobs_running_idx ON claimqueue.jobs USING btree (lease_expires_at) '
+          'CREATE INDEX jobs_running_idx ON claimqueue.jobs USING btree (queue_id, lease_expires_at) '
           'WHERE ((state = ''running''::text) AND (lease_expires_at IS NOT NULL))',
-          'jobs_running_idx: lease expiry, partial on running jobs with a lease');
+          'jobs_running_idx: running jobs by queue and lease expiry, what the reaper reads and max_running counts');
 SELECT is(pg_catalog.pg_get_indexdef('claimqueue.jobs_dedup_idx'::regclass),
           'CREATE UNIQUE INDEX jobs_dedup_idx ON claimqueue.jobs USING btree (queue_id, dedup_key) '
           'WHERE ((dedup_key IS NOT NULL) AND (state = ANY (ARRAY[''ready''::text, ''running''::text])))',

@@ -24,7 +24,13 @@ ALTER TABLE claimqueue.queues
         CONSTRAINT queues_max_running_per_key_check CHECK (max_running_per_key >= 1);
 ALTER TABLE claimqueue.jobs ADD COLUMN concurrency_key text;
 CREATE INDEX jobs_running_key_idx ON claimqueue.jobs (queue_id, concurrency_key)
-    WHERE state = 'running';
+    WHERE state = 'running' AND concurrency_key IS NOT NULL;
+-- The running jobs' index leads with the queue: a max_running claim counts
+-- its queue's running jobs from it, and the reaper reads each queue's
+-- expired leases in order.
+DROP INDEX claimqueue.jobs_running_idx;
+CREATE INDEX jobs_running_idx ON claimqueue.jobs (queue_id, lease_expires_at)
+    WHERE state = 'running' AND lease_expires_at IS NOT NULL;
 
 -- Fair claiming: the queue's setting, and the index of ready jobs by key hash.
 ALTER TABLE claimqueue.queues ADD COLUMN fair boolean NOT NULL DEFAULT false;
