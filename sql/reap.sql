@@ -27,9 +27,9 @@ RESET claimqueue.debug_clock_offset;
 -- Bad input.
 SELECT pg_temp.err($$SELECT reap('nope!')$$);
 SELECT reap('nope');
--- reap() of every queue takes each queue's expired leases in batches of
--- 1,000 per queue, until a batch comes back short: 1,200 in one queue and
--- 300 in another are all returned by one call, none left running.
+-- reap() of every queue returns expired leases in batches of 1,000, oldest
+-- first across the queues, until a batch comes back short: 1,200 in one
+-- queue and 300 in another are all returned by one call, none left running.
 SELECT create_queue('many_a', lease => '1 minute');
 SELECT create_queue('many_b', lease => '1 minute');
 SELECT count(*) FROM enqueue_batch('many_a', array_fill('{}'::jsonb, ARRAY[1200]));

@@ -14,18 +14,21 @@
 namespace claimqueue {
 namespace {
 
-// Up to $3 expired leases of each queue ($2: of that one only), oldest expiry
-// first: one range of jobs_running_idx (queue_id, lease_expires_at) per queue.
-// A batch may hold more than $3 jobs (several queues); it is short only when
-// every queue's was.
+// Up to $3 expired leases ($2: of that queue only), oldest expiry first, so a
+// pass that stops at $3 reaps in lease order: the first $3 of each queue, from
+// one range of jobs_running_idx (queue_id, lease_expires_at) each, then the
+// first $3 of those. (The rows of a queue's first $3 that are not taken stay
+// locked until this batch commits, and come in a later one.)
 Statement kLockExpired = {
     "SELECT j.id, j.attempt, j.max_attempts, q.backoff_base, q.backoff_cap, q.name, j.queue_id"
     " FROM claimqueue.queues q CROSS JOIN LATERAL ("
-    "   SELECT j.id, j.attempt, j.max_attempts, j.queue_id FROM claimqueue.jobs j"
+    "   SELECT j.id, j.attempt, j.max_attempts, j.queue_id, j.lease_expires_at"
+    "   FROM claimqueue.jobs j"
     "   WHERE j.queue_id = q.queue_id AND j.state = 'running'"
     "     AND j.lease_expires_at < $1 AND j.lease_expires_at >= $4"
     "   ORDER BY j.lease_expires_at LIMIT $3 FOR UPDATE SKIP LOCKED) j"
-    " WHERE $2::text IS NULL OR q.name = $2",
+    " WHERE $2::text IS NULL OR q.name = $2"
+    " ORDER BY j.lease_expires_at LIMIT $3",
     4, {TIMESTAMPTZOID, TEXTOID, INT4OID, TIMESTAMPTZOID}, nullptr};
 
 // The earliest lease at or after $1 that this snapshot shows running (locked
@@ -240,8 +243,6 @@ int64 RunAllBatches(int64 (*batch)(text *, int), text *queue, const char *done)
     if (queue)
         RequireQueueExists(queue);
     int64 total = 0;
-    // A batch is short when it returns fewer than it was given (one of
-    // expired leases may return more: up to that many of each queue).
     for (int64 n = kSqlFunctionBatch; n >= kSqlFunctionBatch;) {
         n = batch(queue, kSqlFunctionBatch);
         total += n;

@@ -6,8 +6,7 @@
 
 namespace claimqueue {
 
-// Returns up to `limit` running jobs of each queue whose lease has expired,
-// oldest expiry first, to ready (after
+// Returns up to `limit` running jobs whose lease has expired to ready (after
 // the queue's backoff) or, when their attempts are used up, to failed, with
 // "lease expired" as that attempt's error. Skips rows other sessions hold
 // (SKIP LOCKED): it never waits for a worker, and a concurrent complete() and
