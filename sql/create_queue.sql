@@ -30,3 +30,19 @@ SELECT pg_temp.fingerprint() = :'before' AS unchanged;
 SELECT create_queue('Bad Name');
 -- 63 bytes is the longest name.
 SELECT create_queue(repeat('q', 63));
+-- A new queue is written once: its row as inserted, with the limits and fair
+-- given; a setting given as its default writes nothing more. (The counts are
+-- this transaction's: flushed before it.)
+SELECT pg_stat_force_next_flush();
+BEGIN;
+SELECT create_queue('written_once', fair => false);
+SELECT pg_stat_get_xact_tuples_inserted('claimqueue.queues'::regclass) AS inserted,
+       pg_stat_get_xact_tuples_updated('claimqueue.queues'::regclass) AS updated;
+COMMIT;
+SELECT pg_stat_force_next_flush();
+BEGIN;
+SELECT create_queue('written_twice', fair => true, max_running => 5);
+SELECT pg_stat_get_xact_tuples_inserted('claimqueue.queues'::regclass) AS inserted,
+       pg_stat_get_xact_tuples_updated('claimqueue.queues'::regclass) AS updated;
+COMMIT;
+SELECT queue, fair, max_running FROM queue_settings WHERE queue LIKE 'written_%' ORDER BY queue;

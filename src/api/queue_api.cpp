@@ -76,6 +76,7 @@ CQ_QUEUE_FUNCTION(cq_create_queue)
     RequireArg(fcinfo, 6, "if_not_exists");
     CheckSetting(fcinfo, 7, 5, &values[5]);  // optional: stays 0 when NULL
     QueueLimits limits = LimitArgs(fcinfo, 8, false);
+    limits.fair_given = limits.fair_given && limits.fair;  // a new queue is not fair already
     RequireAdmin("create a queue");
     QueueSettings settings = {values[0], values[1], values[2], values[3], values[4], values[5]};
     bool created = CreateQueue(name, settings, PG_GETARG_BOOL(6));
