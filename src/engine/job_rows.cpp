@@ -5,6 +5,7 @@ extern "C" {
 #include "access/detoast.h"
 #include "access/transam.h"
 #include "access/heapam.h"
+#include "access/htup_details.h"
 #include "access/itup.h"
 #include "access/table.h"
 #include "access/tableam.h"
@@ -540,15 +541,16 @@ void PrepareNewVersion(Writer *w, TupleTableSlot *previous)
 
 // Writes new_slot over `previous` on a table with no added code to run
 // (w->plain): constraints, heap and indexes as an UPDATE's. Returns the heap's
-// verdict; on anything but TM_Ok nothing was written.
-TM_Result WritePlainVersion(Writer *w, TupleTableSlot *previous)
+// verdict; on anything but TM_Ok nothing was written. Without `wait`, a row
+// another transaction holds is TM_BeingModified instead of waited for.
+TM_Result WritePlainVersion(Writer *w, TupleTableSlot *previous, bool wait = true)
 {
     PrepareNewVersion(w, previous);
     if (w->rri->ri_RelationDesc->rd_att->constr)
         ExecConstraints(w->rri, w->new_slot, w->estate);
     TM_FailureData failure;
-    TM_Result result =
-        UpdateTupleAndIndexes(w->rri, w->estate, &previous->tts_tid, w->new_slot, &failure);
+    TM_Result result = UpdateTupleAndIndexes(w->rri, w->estate, &previous->tts_tid, w->new_slot,
+                                             &failure, wait);
     ResetPerTupleExprContext(w->estate);
     return result;
 }
@@ -641,6 +643,30 @@ bool InTenant(const Writer *w, TupleTableSlot *slot, const ClaimScan &scan)
     }
 }
 
+// The running version of a claimed job, over the version StartNewVersion copied.
+void SetClaimed(Writer *w, const ClaimWrite &write, Datum worker, TimestampTz lease_expires_at)
+{
+    Set(w, kState, CStringGetTextDatum("running"));
+    Set(w, kAttempt,
+        Int32GetDatum(DatumGetInt32(w->new_slot->tts_values[w->attnum[kAttempt] - 1]) + 1));
+    Set(w, kWorker, worker);
+    // NULL for a claim that lives until its lease, in the same version.
+    Set(w, kOwnerSession, Int64GetDatum(write.owner), write.owner == 0);
+    SetTime(w, kStartedAt, write.now);
+    SetTime(w, kLeaseExpiresAt, lease_expires_at);
+}
+
+// Whether the version a scan returned has no xmax: no transaction has locked,
+// updated or deleted it. Read without the buffer's content lock, so only a
+// guess (the heap decides under the lock); it spares a write that would be
+// refused the work of building the new version.
+bool NobodyHolds(TupleTableSlot *slot)
+{
+    HeapTupleHeader header = ExecFetchSlotHeapTuple(slot, false, nullptr)->t_data;
+    return (header->t_infomask & HEAP_XMAX_INVALID) != 0 ||
+           !TransactionIdIsValid(HeapTupleHeaderGetRawXmax(header));
+}
+
 int Claim(JobRows *rows, const ClaimScan &scan, int limit, const ClaimWrite &write,
           LimitGate *gate, int64 *first_seen, Tuplestorestate *out, TupleDesc out_desc)
 {
@@ -708,6 +734,22 @@ int Claim(JobRows *rows, const ClaimScan &scan, int limit, const ClaimWrite &wri
                     continue;
                 }
             }
+            // The version the snapshot showed is written as it is when it is
+            // still the row's latest and no transaction holds it: it passed
+            // every check above, and the common claim writes no lock record.
+            // Anything else (its xmax set, or the write refused) takes the
+            // lock path below.
+            if (w->plain && NobodyHolds(w->scan_slot)) {
+                StartNewVersion(w, w->scan_slot);
+                SetClaimed(w, write, worker, lease_expires_at);
+                if (WritePlainVersion(w, w->scan_slot, false) == TM_Ok) {
+                    PutClaimed(w, out, out_desc, lease_expires_at);
+                    if (gate != nullptr)
+                        NoteGateClaim(gate, gate_slot);
+                    claimed++;
+                    continue;
+                }
+            }
             // FOR UPDATE SKIP LOCKED: a row another transaction holds is skipped;
             // one that changed since the snapshot is locked in its latest version
             // and checked again, as the executor's EvalPlanQual would.
@@ -730,14 +772,7 @@ int Claim(JobRows *rows, const ClaimScan &scan, int limit, const ClaimWrite &wri
                 !InTenant(w, w->lock_slot, scan))
                 continue;
             StartNewVersion(w, w->lock_slot);
-            Set(w, kState, CStringGetTextDatum("running"));
-            Set(w, kAttempt,
-                Int32GetDatum(DatumGetInt32(w->new_slot->tts_values[w->attnum[kAttempt] - 1]) + 1));
-            Set(w, kWorker, worker);
-            // NULL for a claim that lives until its lease, in the same version.
-            Set(w, kOwnerSession, Int64GetDatum(write.owner), write.owner == 0);
-            SetTime(w, kStartedAt, write.now);
-            SetTime(w, kLeaseExpiresAt, lease_expires_at);
+            SetClaimed(w, write, worker, lease_expires_at);
             WriteLockedVersion(rows);
             PutClaimed(w, out, out_desc, lease_expires_at);
             if (gate != nullptr)

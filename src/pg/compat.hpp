@@ -101,11 +101,14 @@ inline void InitEmptyEvalPlanQual(EPQState *epq, EState *estate)
 #endif
 }
 
-// table_tuple_update (waiting for other sessions, as UPDATE does), then, when
-// it succeeded, the index entries an UPDATE's new version gets (none for a
-// HOT update). 16 made "which indexes" three-valued (summarizing ones alone).
+// table_tuple_update (waiting for other sessions, as UPDATE does, unless
+// `wait` is false: then a row another transaction holds is TM_BeingModified),
+// then, when it succeeded, the index entries an UPDATE's new version gets
+// (none for a HOT update). 16 made "which indexes" three-valued (summarizing
+// ones alone).
 inline TM_Result UpdateTupleAndIndexes(ResultRelInfo *rri, EState *estate, ItemPointer tid,
-                                       TupleTableSlot *slot, TM_FailureData *failure)
+                                       TupleTableSlot *slot, TM_FailureData *failure,
+                                       bool wait = true)
 {
     LockTupleMode lockmode;
 #if PG_VERSION_NUM >= 160000
@@ -114,7 +117,7 @@ inline TM_Result UpdateTupleAndIndexes(ResultRelInfo *rri, EState *estate, ItemP
     bool update_indexes;
 #endif
     TM_Result result = table_tuple_update(rri->ri_RelationDesc, tid, slot, estate->es_output_cid,
-                                          estate->es_snapshot, InvalidSnapshot, true, failure,
+                                          estate->es_snapshot, InvalidSnapshot, wait, failure,
                                           &lockmode, &update_indexes);
     if (result != TM_Ok || rri->ri_NumIndices == 0)
         return result;
