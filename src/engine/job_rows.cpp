@@ -13,6 +13,7 @@ extern "C" {
 #include "catalog/pg_collation.h"
 #include "commands/trigger.h"
 #include "executor/executor.h"
+#include "storage/bufmgr.h"
 #include "utils/datum.h"
 #include "utils/fmgroids.h"
 #include "utils/fmgrprotos.h"
@@ -572,6 +573,70 @@ void WriteLockedVersion(JobRows *rows)
     ResetPerTupleExprContext(w->estate);
 }
 
+// --- Where this session's claims wrote their jobs --------------------------
+// A job is usually finished by the session that claimed it. The TID of the
+// running version its claim wrote, kept here per job, lets FindRunningJob
+// fetch that version directly instead of descending the primary key and
+// visiting the job's earlier versions on the way. A hint only: it is taken
+// when this statement's snapshot sees the version at that TID and the version
+// is that job's. A snapshot sees at most one version of a row, so it is the
+// version the primary key would have found; in every other case the key
+// decides. Kept only for tables with no row triggers (a trigger may replace
+// or skip the version written).
+struct ClaimedVersion {
+    int64 id;
+    int32 attempt;
+    ItemPointerData tid;  // invalid: an empty slot
+};
+constexpr int kClaimedVersions = 2048;  // a power of two; a job's slot is id & (n - 1)
+ClaimedVersion claimed_versions[kClaimedVersions];
+// The table file the TIDs point into: a rewrite (TRUNCATE, VACUUM FULL,
+// CLUSTER) gives the table a new one, where no kept TID means anything.
+Oid claimed_relid = InvalidOid;
+Oid claimed_filenode = InvalidOid;
+
+bool ClaimedInThisFile(Relation rel)
+{
+    return claimed_relid == RelationGetRelid(rel) &&
+           claimed_filenode == rel->rd_rel->relfilenode;
+}
+
+// After a claim wrote new_slot on a table without triggers.
+void NoteClaimedVersion(JobRows *rows)
+{
+    Writer *w = rows->writer;
+    if (!ClaimedInThisFile(rows->rel)) {
+        memset(claimed_versions, 0, sizeof(claimed_versions));
+        claimed_relid = RelationGetRelid(rows->rel);
+        claimed_filenode = rows->rel->rd_rel->relfilenode;
+    }
+    int64 id = DatumGetInt64(w->new_slot->tts_values[w->attnum[kId] - 1]);
+    ClaimedVersion &c = claimed_versions[id & (kClaimedVersions - 1)];
+    c.id = id;
+    c.attempt = DatumGetInt32(w->new_slot->tts_values[w->attnum[kAttempt] - 1]);
+    c.tid = w->new_slot->tts_tid;
+}
+
+// Fetches into scan_slot the version that this session's claim of job `id`
+// under `attempt` wrote, when this statement's snapshot sees it; false when
+// there is none (then the primary key is asked).
+bool FetchClaimedVersion(JobRows *rows, int64 id, int32 attempt)
+{
+    const ClaimedVersion &c = claimed_versions[id & (kClaimedVersions - 1)];
+    if (!ItemPointerIsValid(&c.tid) || c.id != id || c.attempt != attempt ||
+        !ClaimedInThisFile(rows->rel))
+        return false;
+    // VACUUM may have cut the table short since (the version died, its page emptied).
+    if (ItemPointerGetBlockNumber(&c.tid) >= RelationGetNumberOfBlocks(rows->rel))
+        return false;
+    Writer *w = rows->writer;
+    ItemPointerData tid = c.tid;
+    if (!table_tuple_fetch_row_version(rows->rel, &tid, rows->snapshot, w->scan_slot))
+        return false;
+    bool isnull;
+    return DatumGetInt64(Value(w, w->scan_slot, kId, &isnull)) == id;
+}
+
 void PutClaimed(Writer *w, Tuplestorestate *out, TupleDesc out_desc, int64 lease_expires_at)
 {
     TupleTableSlot *s = w->new_slot;
@@ -743,6 +808,7 @@ int Claim(JobRows *rows, const ClaimScan &scan, int limit, const ClaimWrite &wri
                 StartNewVersion(w, w->scan_slot);
                 SetClaimed(w, write, worker, lease_expires_at);
                 if (WritePlainVersion(w, w->scan_slot, false) == TM_Ok) {
+                    NoteClaimedVersion(rows);
                     PutClaimed(w, out, out_desc, lease_expires_at);
                     if (gate != nullptr)
                         NoteGateClaim(gate, gate_slot);
@@ -774,6 +840,8 @@ int Claim(JobRows *rows, const ClaimScan &scan, int limit, const ClaimWrite &wri
             StartNewVersion(w, w->lock_slot);
             SetClaimed(w, write, worker, lease_expires_at);
             WriteLockedVersion(rows);
+            if (w->plain)
+                NoteClaimedVersion(rows);
             PutClaimed(w, out, out_desc, lease_expires_at);
             if (gate != nullptr)
                 NoteGateClaim(gate, gate_slot);
@@ -943,13 +1011,18 @@ bool FindRunningJob(JobRows *rows, int64 id, int32 attempt, JobRow *job)
     rows->have_found = false;
     if (rows->snapshot == nullptr)
         NewJobRowsSnapshot(rows);
-    Relation index = IndexOf(w, w->pkey_index);
-    ScanKeyData key;
-    ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(id));
-    IndexScanDesc scan = BeginIndexScan(rows->rel, index, rows->snapshot, 1);
-    index_rescan(scan, &key, 1, nullptr, 0);
-    bool found = index_getnext_slot(scan, ForwardScanDirection, w->scan_slot);
-    index_endscan(scan);
+    // SERIALIZABLE asks the primary key, whose scan takes the predicate
+    // lock on the index page that a statement's would take.
+    bool found = !IsolationIsSerializable() && FetchClaimedVersion(rows, id, attempt);
+    if (!found) {
+        Relation index = IndexOf(w, w->pkey_index);
+        ScanKeyData key;
+        ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(id));
+        IndexScanDesc scan = BeginIndexScan(rows->rel, index, rows->snapshot, 1);
+        index_rescan(scan, &key, 1, nullptr, 0);
+        found = index_getnext_slot(scan, ForwardScanDirection, w->scan_slot);
+        index_endscan(scan);
+    }
     bool isnull;
     if (!found || DatumGetInt32(Value(w, w->scan_slot, kAttempt, &isnull)) != attempt ||
         !StateIs(w, w->scan_slot, "running"))
