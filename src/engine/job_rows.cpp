@@ -56,6 +56,9 @@ struct Writer {
     int nindexes;
     Oid *index_oids;
     int pkey_index;   // positions in index_oids / ri_IndexRelationDescs
+    // jobs_pkey when its key is the id alone, which no update changes: its
+    // entries are made without the uniqueness check (UpdateTupleAndIndexes).
+    int same_key_index;
     int ready_index;
     int running_index;      // jobs_running_idx led by queue_id (0.5.0), -1 when not
     int running_key_index;  // jobs_running_key_idx (0.5.0), -1 when absent
@@ -187,6 +190,13 @@ Writer *Build(Relation rel, MemoryContext parent)
     }
     if (w->pkey_index < 0 || w->ready_index < 0)
         elog(ERROR, "claimqueue: claimqueue.jobs lacks jobs_pkey or jobs_ready_idx");
+    Relation pkey = w->rri->ri_IndexRelationDescs[w->pkey_index];
+    w->same_key_index = pkey->rd_index->indnatts == 1 &&
+                                pkey->rd_index->indkey.values[0] == w->attnum[kId] &&
+                                w->rri->ri_IndexRelationInfo[w->pkey_index]->ii_Expressions == NIL &&
+                                w->rri->ri_IndexRelationInfo[w->pkey_index]->ii_Predicate == NIL
+                            ? w->pkey_index
+                            : -1;
     // Slots over a copy of the descriptor: a slot pins a reference-counted
     // descriptor (the relcache's) with the current resource owner, which a
     // slot kept across transactions must not do.
@@ -551,7 +561,7 @@ TM_Result WritePlainVersion(Writer *w, TupleTableSlot *previous, bool wait = tru
         ExecConstraints(w->rri, w->new_slot, w->estate);
     TM_FailureData failure;
     TM_Result result = UpdateTupleAndIndexes(w->rri, w->estate, &previous->tts_tid, w->new_slot,
-                                             &failure, wait);
+                                             &failure, wait, w->same_key_index);
     ResetPerTupleExprContext(w->estate);
     return result;
 }

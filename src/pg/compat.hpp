@@ -6,6 +6,7 @@
 
 extern "C" {
 #include "access/genam.h"
+#include "catalog/index.h"
 #include "access/tableam.h"
 #include "executor/executor.h"
 #include "nodes/bitmapset.h"
@@ -105,10 +106,16 @@ inline void InitEmptyEvalPlanQual(EPQState *epq, EState *estate)
 // `wait` is false: then a row another transaction holds is TM_BeingModified),
 // then, when it succeeded, the index entries an UPDATE's new version gets
 // (none for a HOT update). 16 made "which indexes" three-valued (summarizing
-// ones alone).
+// ones alone). `same_key` (a position in rri's indexes, or -1) is a unique
+// index whose key this update leaves as it was: its entry is made without
+// the uniqueness check (UNIQUE_CHECK_NO, hinted as unchanged). The entries
+// under that key are then versions of this one row, so the check, which
+// visits each of them in the heap, could find no other; a HOT update skips
+// it the same way, by making no entry at all. A row inserted with that key
+// meanwhile is refused by its own check, which sees this row's versions.
 inline TM_Result UpdateTupleAndIndexes(ResultRelInfo *rri, EState *estate, ItemPointer tid,
                                        TupleTableSlot *slot, TM_FailureData *failure,
-                                       bool wait = true)
+                                       bool wait = true, int same_key = -1)
 {
     LockTupleMode lockmode;
 #if PG_VERSION_NUM >= 160000
@@ -122,13 +129,35 @@ inline TM_Result UpdateTupleAndIndexes(ResultRelInfo *rri, EState *estate, ItemP
     if (result != TM_Ok || rri->ri_NumIndices == 0)
         return result;
 #if PG_VERSION_NUM >= 160000
-    if (update_indexes != TU_None)
-        list_free(ExecInsertIndexTuples(rri, slot, estate, true, false, nullptr, NIL,
-                                        update_indexes == TU_Summarizing));
+    if (update_indexes == TU_None)
+        return result;
+    bool all = update_indexes == TU_All;
 #else
-    if (update_indexes)
-        list_free(ExecInsertIndexTuples(rri, slot, estate, true, false, nullptr, NIL));
+    if (!update_indexes)
+        return result;
+    bool all = true;
 #endif
+    // The executor passes over an index whose descriptor is not there.
+    Relation key = nullptr;
+    if (all && same_key >= 0) {
+        key = rri->ri_IndexRelationDescs[same_key];
+        rri->ri_IndexRelationDescs[same_key] = nullptr;
+    }
+#if PG_VERSION_NUM >= 160000
+    list_free(ExecInsertIndexTuples(rri, slot, estate, true, false, nullptr, NIL, !all));
+#else
+    list_free(ExecInsertIndexTuples(rri, slot, estate, true, false, nullptr, NIL));
+#endif
+    if (key != nullptr) {
+        rri->ri_IndexRelationDescs[same_key] = key;
+        IndexInfo *info = rri->ri_IndexRelationInfo[same_key];
+        GetPerTupleExprContext(estate)->ecxt_scantuple = slot;
+        Datum values[INDEX_MAX_KEYS];
+        bool isnull[INDEX_MAX_KEYS];
+        FormIndexDatum(info, slot, estate, values, isnull);
+        index_insert(key, values, isnull, &slot->tts_tid, rri->ri_RelationDesc, UNIQUE_CHECK_NO,
+                     true, info);
+    }
     return result;
 }
 
