@@ -89,11 +89,11 @@ sleep_until() { sleep "$(awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { d = a - b;
 # claimqueue.jobs is truncated without RESTART IDENTITY (ids keep growing, as a
 # real queue's do).
 reset_tables() {
-    psqlq -c "TRUNCATE bench_commit, bench_plain RESTART IDENTITY" \
+    psqlq -c "TRUNCATE bench_commit, bench_plain, bench_floor RESTART IDENTITY" \
           -c "TRUNCATE claimqueue.jobs" >>"$logs/reset.log" 2>&1
 }
 settle() {
-    psqlq -c "VACUUM ANALYZE bench_commit, bench_plain, claimqueue.jobs, claimqueue.queues" \
+    psqlq -c "VACUUM ANALYZE bench_commit, bench_plain, bench_floor, claimqueue.jobs, claimqueue.queues" \
           -c "CHECKPOINT" >>"$logs/reset.log" 2>&1
 }
 
@@ -218,12 +218,32 @@ drain_pair() {
     record "$section" "$wl" claimqueue "$c" "$t" "$(( $(cq_count done) - ${hist:-0} ))" "$ceil" "$left" "$(dry_note "$left")"
 }
 
+# floor_run SECTION CLIENTS SECONDS PREFILL SCRIPT CEILING WORKLOAD: the row
+# writes alone (bench/sql/schema.sql, bench_floor): PREFILL jobs made by
+# enqueue_batch, moved into bench_floor as they are, then taken through their
+# running and done versions by primary key. Its ratio to plain bounds what a
+# claim and completion on claimqueue.jobs's schema can reach in this workload.
+floor_run() {
+    local section=$1 c=$2 t=$3 prefill=$4 script=$5 ceil=$6 wl=$7 left
+    reset_tables
+    cq_fill "$prefill"
+    psqlq -c "INSERT INTO bench_floor SELECT * FROM claimqueue.jobs" -c "TRUNCATE claimqueue.jobs" \
+          -c "SELECT setval('bench_floor_next', min(id), false), setval('bench_floor_batch', min(id), false) FROM bench_floor" \
+          >>"$logs/reset.log" 2>&1
+    settle
+    pgbench_run "${wl}_floor_c${c}_sync_$sync" "$c" "$t" "$sqldir/$script"
+    left=$(val "SELECT count(*) FROM bench_floor WHERE state = 'ready'")
+    record "$section" "$wl" floor "$c" "$t" "$(val "SELECT count(*) FROM bench_floor WHERE state = 'done'")" \
+        "$ceil" "$left" "row writes alone: no search, lock or API call$( [ "$left" -gt 0 ] || echo '; RAN DRY: rate understated')"
+}
+
 only_history() { [ "$mode" = history ]; }
 
 log "(2,3) drain: $drain_prefill prefilled, claim and complete in separate transactions"
 for sync in $commit_modes; do
 for c in $drain_clients; do
     drain_pair drain "$c" "$t_drain" "$drain_prefill" "" cq_drain.sql plain_drain.sql commit2 drain
+    only_history || floor_run drain "$c" "$t_drain" "$drain_prefill" floor_drain.sql commit2 drain
 done
 done
 sync=on
@@ -255,6 +275,7 @@ log "(5) batch: claim 100 per transaction, complete them in one transaction"
 for sync in $commit_modes; do
 for c in $batch_clients; do
     drain_pair batch "$c" "$t_batch" "$batch_prefill" "" cq_batch.sql plain_batch.sql commit2 batch100
+    floor_run batch "$c" "$t_batch" "$batch_prefill" floor_batch.sql commit2 batch100
 done
 done
 sync=on

@@ -89,7 +89,7 @@ printf '%-14s %16s\n' workload "instructions/loop"
 for w in $workloads; do
     # Ready jobs for both runs (a batch loop takes 100), fresh for each workload.
     per=1
-    [ "$w" != cq_batch ] && [ "$w" != plain_batch ] || per=100
+    case $w in *batch*) per=100 ;; esac
     n=$(( (short + long) * per + 1000 ))
     keys=${FILL_KEYS:-0}
     if [ "$keys" -gt 0 ]; then
@@ -99,10 +99,16 @@ for w in $workloads; do
     else
         fill="SELECT count(*) FROM enqueue_batch('bench', (SELECT array_agg(jsonb_build_object('n', g)) FROM generate_series(1, $n) g))"
     fi
-    q -c 'TRUNCATE claimqueue.jobs, bench_plain, bench_commit' \
+    q -c 'TRUNCATE claimqueue.jobs, bench_plain, bench_commit, bench_floor' \
       -c "$fill" \
       -c "INSERT INTO bench_plain (payload) SELECT jsonb_build_object('n', g) FROM generate_series(1, $n) g" \
       -c 'VACUUM ANALYZE' -c 'CHECKPOINT' >/dev/null
+    # The row-write floor takes the jobs as bench_floor's rows (bench/sql/schema.sql).
+    case $w in floor_*)
+        q -c 'INSERT INTO bench_floor SELECT * FROM claimqueue.jobs' -c 'TRUNCATE claimqueue.jobs' \
+          -c "SELECT setval('bench_floor_next', min(id), false), setval('bench_floor_batch', min(id), false) FROM bench_floor" \
+          -c 'VACUUM ANALYZE bench_floor' -c 'CHECKPOINT' >/dev/null ;;
+    esac
     a=$(total "$short" "$w")
     b=$(total "$long" "$w")
     printf '%-14s %16d\n' "$w" $(( (b - a) / (long - short) ))
