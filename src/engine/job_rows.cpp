@@ -742,6 +742,25 @@ bool NobodyHolds(TupleTableSlot *slot)
            !TransactionIdIsValid(HeapTupleHeaderGetRawXmax(header));
 }
 
+// Whether a version's xmax is a transaction that the snapshot shows as not
+// yet committed (running when it was taken, or begun since), and not this
+// one: another session's claim, change or lock of the row, in flight as far
+// as this claim can tell. FOR UPDATE SKIP LOCKED would skip it unless that
+// transaction ended between the snapshot and the lock; had it ended by
+// committing, the row is no longer ready, and had it rolled back, the job
+// stays at or past the position the claim reports as first seen, so the lane
+// cursor does not pass it and a later claim takes it. A multixact is left to
+// the lock path.
+bool HeldInSnapshot(TupleTableSlot *slot, Snapshot snapshot)
+{
+    HeapTupleHeader header = ExecFetchSlotHeapTuple(slot, false, nullptr)->t_data;
+    if (header->t_infomask & (HEAP_XMAX_INVALID | HEAP_XMAX_IS_MULTI))
+        return false;
+    TransactionId xmax = HeapTupleHeaderGetRawXmax(header);
+    return TransactionIdIsNormal(xmax) && !TransactionIdIsCurrentTransactionId(xmax) &&
+           XidInMVCCSnapshot(xmax, snapshot);
+}
+
 int Claim(JobRows *rows, const ClaimScan &scan, int limit, const ClaimWrite &write,
           LimitGate *gate, int64 *first_seen, Tuplestorestate *out, TupleDesc out_desc)
 {
@@ -826,6 +845,11 @@ int Claim(JobRows *rows, const ClaimScan &scan, int limit, const ClaimWrite &wri
                     continue;
                 }
             }
+            // Held by a transaction in flight: skipped without asking the
+            // lock manager (a claim racing others meets several such rows
+            // for each job it takes).
+            if (HeldInSnapshot(w->scan_slot, rows->snapshot))
+                continue;
             // FOR UPDATE SKIP LOCKED: a row another transaction holds is skipped;
             // one that changed since the snapshot is locked in its latest version
             // and checked again, as the executor's EvalPlanQual would.
