@@ -7,13 +7,19 @@
 #   bash bench/calls.sh [WORKLOAD...]   # default: cq_drain cq_onecall cq_batch
 #
 # WORKLOAD is a script of bench/sql without .sql. Starts its own throwaway
-# cluster; needs claimqueue installed. CALLS_SECS (default 10) per workload.
+# cluster; needs claimqueue installed, or EXTENSION_DESTDIR=DIR for a build
+# installed with `make install DESTDIR=DIR`. CALLS_SECS (default 10) per workload.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 if [ "${1:-}" != --inner ]; then
-    exec pg_virtualenv -t -o shared_preload_libraries=claimqueue -o track_functions=all \
-        -o synchronous_commit=off bash "$here/calls.sh" --inner "$@"
+    library=claimqueue destdir=()
+    if [ -n "${EXTENSION_DESTDIR:-}" ]; then
+        library=$EXTENSION_DESTDIR$(pg_config --pkglibdir)/claimqueue.so
+        destdir=(-o "extension_destdir=$EXTENSION_DESTDIR")
+    fi
+    exec pg_virtualenv -t -o "shared_preload_libraries=$library" "${destdir[@]}" \
+        -o track_functions=all -o synchronous_commit=off bash "$here/calls.sh" --inner "$@"
 fi
 shift
 secs=${CALLS_SECS:-10}

@@ -91,10 +91,12 @@ sleep_until() { sleep "$(awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { d = a - b;
 reset_tables() {
     psqlq -c "TRUNCATE bench_commit, bench_plain, bench_floor RESTART IDENTITY" \
           -c "TRUNCATE claimqueue.jobs" >>"$logs/reset.log" 2>&1
+    [ -z "$pgmq" ] || psqlq -c "TRUNCATE pgmq.q_bench, pgmq.a_bench" >>"$logs/reset.log" 2>&1
 }
 settle() {
     psqlq -c "VACUUM ANALYZE bench_commit, bench_plain, bench_floor, claimqueue.jobs, claimqueue.queues" \
           -c "CHECKPOINT" >>"$logs/reset.log" 2>&1
+    [ -z "$pgmq" ] || psqlq -c "VACUUM ANALYZE pgmq.q_bench, pgmq.a_bench" -c "CHECKPOINT" >>"$logs/reset.log" 2>&1
 }
 
 # cq_fill N: N ready jobs in queue 'bench' through enqueue_batch (chunks of $chunk).
@@ -167,6 +169,14 @@ dry_note() { if [ "$1" -eq 0 ]; then echo "RAN DRY: rate understated"; fi; }
 
 # --- schema ---------------------------------------------------------------------
 psqlq -f "$sqldir/schema.sql" >"$logs/schema.log" 2>&1 || { cat "$logs/schema.log" >&2; die "schema failed"; }
+# PGMQ's rows when the server has its extension (not in Debian: installed by
+# whoever runs the benchmark), its queue 'bench' not partitioned.
+pgmq=
+if [ "$(val "SELECT count(*) FROM pg_available_extensions WHERE name = 'pgmq'")" = 1 ]; then
+    psqlq -c "CREATE EXTENSION pgmq" -c "SELECT pgmq.create('bench')" >>"$logs/schema.log" 2>&1 ||
+        die "pgmq: CREATE EXTENSION or pgmq.create failed"
+    pgmq=$(val "SELECT extversion FROM pg_extension WHERE extname = 'pgmq'")
+fi
 
 # --- machine and server description --------------------------------------------
 server_setting() { val "SELECT current_setting('$1')"; }
@@ -179,6 +189,7 @@ server_setting() { val "SELECT current_setting('$1')"; }
     echo "storage: $(df -hT "$(server_setting data_directory)" | awk 'NR == 2 { print $1 " " $2 ", " $3 " total" }')"
     echo "server: $(val 'SELECT version()')"
     echo "pgbench: $(pgbench --version)"
+    echo "pgmq: ${pgmq:-not installed}"
     echo "claimqueue: $(val "SELECT extversion FROM pg_extension WHERE extname = 'claimqueue'" 2>/dev/null || echo '?'), commit $(git -C "$here/.." rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$here/.." diff --quiet HEAD -- src sql 2>/dev/null || echo ' (src/ or sql/ modified)')"
     for s in shared_buffers synchronous_commit fsync wal_sync_method full_page_writes wal_level \
              max_wal_size checkpoint_timeout autovacuum max_connections shared_preload_libraries; do
@@ -237,6 +248,32 @@ floor_run() {
         "$ceil" "$left" "row writes alone: no search, lock or API call$( [ "$left" -gt 0 ] || echo '; RAN DRY: rate understated')"
 }
 
+# pgmq_run SECTION CLIENTS SECONDS PREFILL SCRIPT CEILING WORKLOAD NOTE: PGMQ
+# (bench/sql/pgmq_*.sql), when the server has the pgmq extension: PREFILL
+# messages sent with send_batch into its queue 'bench', then the script. Jobs
+# done: the messages archived, or (pop) the messages gone.
+pgmq_run() {
+    local section=$1 c=$2 t=$3 prefill=$4 script=$5 ceil=$6 wl=$7 note=$8 left k done
+    [ -n "$pgmq" ] || return 0
+    reset_tables
+    left=$prefill
+    {
+        while [ "$left" -gt 0 ]; do
+            k=$(( left < chunk ? left : chunk ))
+            echo "SELECT count(*) FROM pgmq.send_batch('bench', (SELECT array_agg(jsonb_build_object('n', g)) FROM generate_series(1, $k) g));"
+            left=$((left - k))
+        done
+    } | psqlq -At >/dev/null
+    settle
+    pgbench_run "${wl}_pgmq_c${c}_sync_$sync" "$c" "$t" "$sqldir/$script"
+    left=$(val "SELECT count(*) FROM pgmq.q_bench")
+    case $script in
+    pgmq_pop.sql) done=$((prefill - left)) ;;
+    *) done=$(val "SELECT count(*) FROM pgmq.a_bench") ;;
+    esac
+    record "$section" "$wl" pgmq "$c" "$t" "$done" "$ceil" "$left" "$note$( [ "$left" -gt 0 ] || echo '; RAN DRY: rate understated')"
+}
+
 only_history() { [ "$mode" = history ]; }
 
 log "(2,3) drain: $drain_prefill prefilled, claim and complete in separate transactions"
@@ -244,6 +281,8 @@ for sync in $commit_modes; do
 for c in $drain_clients; do
     drain_pair drain "$c" "$t_drain" "$drain_prefill" "" cq_drain.sql plain_drain.sql commit2 drain
     only_history || floor_run drain "$c" "$t_drain" "$drain_prefill" floor_drain.sql commit2 drain
+    only_history || pgmq_run drain "$c" "$t_drain" "$drain_prefill" pgmq_drain.sql commit2 drain \
+        "read, then archive"
 done
 done
 sync=on
@@ -254,6 +293,8 @@ log "(4) one commit per job: claim and complete in one transaction"
 for sync in $commit_modes; do
 for c in $onetxn_clients; do
     drain_pair one_commit "$c" "$t_onetxn" "$drain_prefill" "" cq_onetxn.sql plain_onetxn.sql commit1 one_commit_per_job
+    pgmq_run one_commit "$c" "$t_onetxn" "$drain_prefill" pgmq_pop.sql commit1 one_commit_per_job \
+        "pop(): one call, the message deleted, no record kept"
 done
 
 # claimqueue alone: complete_and_dequeue(), one statement and one commit per job
@@ -276,6 +317,8 @@ for sync in $commit_modes; do
 for c in $batch_clients; do
     drain_pair batch "$c" "$t_batch" "$batch_prefill" "" cq_batch.sql plain_batch.sql commit2 batch100
     floor_run batch "$c" "$t_batch" "$batch_prefill" floor_batch.sql commit2 batch100
+    pgmq_run batch "$c" "$t_batch" "$batch_prefill" pgmq_batch.sql commit2 batch100 \
+        "read 100, then archive them"
 done
 done
 sync=on

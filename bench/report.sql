@@ -54,7 +54,7 @@ SELECT format('| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |',
               sync, workload, impl, clients, duration_s,
               pg_temp.n(loops_per_s), pg_temp.n(jobs_per_s),
               CASE WHEN ratio_to_ceiling IS NOT NULL THEN pg_temp.r(ratio_to_ceiling) || ' (' || ceiling_ref || ')' ELSE '' END,
-              CASE WHEN impl IN ('claimqueue', 'floor') THEN pg_temp.r(ratio_to_plain) ELSE '' END,
+              CASE WHEN impl IN ('claimqueue', 'floor', 'pgmq') THEN pg_temp.r(ratio_to_plain) ELSE '' END,
               pg_temp.n(backlog_left),
               concat_ws('; ', CASE WHEN commits_per_s IS NOT NULL THEN pg_temp.n(commits_per_s) || ' commits/s' END,
                         nullif(note, '')))

@@ -78,6 +78,7 @@ m() { sed -n "s/^$1: //p" "$work/machine.txt"; }
     echo "- **Storage:** $(m storage)"
     echo "- **Server:** $(m server)"
     echo "- **claimqueue:** $(m claimqueue); $(m pgbench)"
+    echo "- **PGMQ:** $(m pgmq) (its rows are there only when the server has the pgmq extension)"
     echo "- **Settings:** shared_buffers $(m shared_buffers), synchronous_commit $(m synchronous_commit), fsync $(m fsync), wal_sync_method $(m wal_sync_method), full_page_writes $(m full_page_writes), wal_level $(m wal_level), max_wal_size $(m max_wal_size), checkpoint_timeout $(m checkpoint_timeout), autovacuum $(m autovacuum), max_connections $(m max_connections), shared_preload_libraries $(m shared_preload_libraries)"
     echo "- **pgbench:** \`-n -M prepared -T <s> -c <clients> -j min(clients, 2)\`; every workload starts from truncated, vacuumed, analyzed tables after a CHECKPOINT."
     echo
