@@ -13,13 +13,8 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 if [ "${1:-}" != --inner ]; then
-    library=claimqueue destdir=()
-    if [ -n "${EXTENSION_DESTDIR:-}" ]; then
-        library=$EXTENSION_DESTDIR$(pg_config --pkglibdir)/claimqueue.so
-        destdir=(-o "extension_destdir=$EXTENSION_DESTDIR")
-    fi
-    exec pg_virtualenv -t -o "shared_preload_libraries=$library" "${destdir[@]}" \
-        -o track_functions=all -o synchronous_commit=off bash "$here/calls.sh" --inner "$@"
+    . "$here/throwaway.sh"
+    rerun_in_throwaway_cluster "$here/calls.sh" track_functions=all synchronous_commit=off -- "$@"
 fi
 shift
 secs=${CALLS_SECS:-10}

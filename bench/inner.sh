@@ -325,12 +325,17 @@ sync=on
 fi
 
 # --- full and history modes: drain with retained history --------------------------
+# Durable unless BENCH_HISTORY_COMMIT_MODES says otherwise (compare a mode's rows
+# with the empty-table drain of the same mode: BENCH_COMMIT_MODES).
+for sync in ${BENCH_HISTORY_COMMIT_MODES:-on}; do
 for h in $history; do
     log "drain with $h finished jobs retained"
     for c in ${BENCH_HISTORY_CLIENTS:-8}; do
         drain_pair history "$c" "$t_drain" "$drain_prefill" "$h" cq_drain.sql plain_drain.sql commit2 "drain_history_$h"
     done
 done
+done
+sync=on
 if only_history; then
     echo "impl,window,t_s,jobs,jobs_per_s,consumer_tps,consumer_lat_ms,producer_tps,backlog_ready,dead_tuples,table_mb" >"$windows"
 fi

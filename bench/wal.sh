@@ -17,13 +17,8 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 if [ "${1:-}" != --inner ]; then
-    library=claimqueue destdir=()
-    if [ -n "${EXTENSION_DESTDIR:-}" ]; then
-        library=$EXTENSION_DESTDIR$(pg_config --pkglibdir)/claimqueue.so
-        destdir=(-o "extension_destdir=$EXTENSION_DESTDIR")
-    fi
-    exec pg_virtualenv -t -o "shared_preload_libraries=$library" "${destdir[@]}" \
-        -o synchronous_commit=off -o autovacuum=off bash "$here/wal.sh" --inner "$@"
+    . "$here/throwaway.sh"
+    rerun_in_throwaway_cluster "$here/wal.sh" synchronous_commit=off autovacuum=off -- "$@"
 fi
 shift
 jobs=${WAL_JOBS:-20000}
