@@ -99,16 +99,22 @@ settle() {
     [ -z "$pgmq" ] || psqlq -c "VACUUM ANALYZE pgmq.q_bench, pgmq.a_bench" -c "CHECKPOINT" >>"$logs/reset.log" 2>&1
 }
 
-# cq_fill N: N ready jobs in queue 'bench' through enqueue_batch (chunks of $chunk).
-cq_fill() {
-    local n=$1 left=$1 k
+# fill_in_chunks N FUNCTION: N payloads {"n": g} into the queue 'bench' through
+# FUNCTION(queue, jsonb[]), one statement a chunk of $chunk.
+fill_in_chunks() {
+    local left=$1 function=$2 k
     {
         while [ "$left" -gt 0 ]; do
             k=$(( left < chunk ? left : chunk ))
-            echo "SELECT count(*) FROM enqueue_batch('bench', (SELECT array_agg(jsonb_build_object('n', g)) FROM generate_series(1, $k) g));"
+            echo "SELECT count(*) FROM $function('bench', (SELECT array_agg(jsonb_build_object('n', g)) FROM generate_series(1, $k) g));"
             left=$((left - k))
         done
     } | psqlq -At >/dev/null
+}
+# cq_fill N: N ready jobs in queue 'bench' through enqueue_batch.
+cq_fill() {
+    local n=$1
+    fill_in_chunks "$n" enqueue_batch
     [ "$(val "SELECT count(*) FROM claimqueue.jobs WHERE state = 'ready'")" -ge "$n" ] ||
         die "cq_fill: fewer than $n ready jobs"
 }
@@ -253,17 +259,10 @@ floor_run() {
 # messages sent with send_batch into its queue 'bench', then the script. Jobs
 # done: the messages archived, or (pop) the messages gone.
 pgmq_run() {
-    local section=$1 c=$2 t=$3 prefill=$4 script=$5 ceil=$6 wl=$7 note=$8 left k done
+    local section=$1 c=$2 t=$3 prefill=$4 script=$5 ceil=$6 wl=$7 note=$8 left done
     [ -n "$pgmq" ] || return 0
     reset_tables
-    left=$prefill
-    {
-        while [ "$left" -gt 0 ]; do
-            k=$(( left < chunk ? left : chunk ))
-            echo "SELECT count(*) FROM pgmq.send_batch('bench', (SELECT array_agg(jsonb_build_object('n', g)) FROM generate_series(1, $k) g));"
-            left=$((left - k))
-        done
-    } | psqlq -At >/dev/null
+    fill_in_chunks "$prefill" pgmq.send_batch
     settle
     pgbench_run "${wl}_pgmq_c${c}_sync_$sync" "$c" "$t" "$sqldir/$script"
     left=$(val "SELECT count(*) FROM pgmq.q_bench")
@@ -346,7 +345,7 @@ fi
 # queue at the start. Samples the ready backlog every 10 s; afterwards the
 # latency of every job done, enqueue to completion (finished_at - created_at).
 steady_probe() {
-    local impl=$1 produce cons table state_col i=0 depths="" d t0 next
+    local impl=$1 produce cons table state_col i=0 depths="" d="" t0 next
     if [ "$impl" = claimqueue ]; then
         produce=cq_produce.sql; cons=cq_drain.sql; table=claimqueue.jobs; state_col=state
     else
