@@ -94,9 +94,9 @@ reset_tables() {
     [ -z "$pgmq" ] || psqlq -c "TRUNCATE pgmq.q_bench, pgmq.a_bench" >>"$logs/reset.log" 2>&1
 }
 settle() {
-    psqlq -c "VACUUM ANALYZE bench_commit, bench_plain, bench_floor, claimqueue.jobs, claimqueue.queues" \
-          -c "CHECKPOINT" >>"$logs/reset.log" 2>&1
-    [ -z "$pgmq" ] || psqlq -c "VACUUM ANALYZE pgmq.q_bench, pgmq.a_bench" -c "CHECKPOINT" >>"$logs/reset.log" 2>&1
+    local tables="bench_commit, bench_plain, bench_floor, claimqueue.jobs, claimqueue.queues"
+    [ -z "$pgmq" ] || tables="$tables, pgmq.q_bench, pgmq.a_bench"
+    psqlq -c "VACUUM ANALYZE $tables" -c "CHECKPOINT" >>"$logs/reset.log" 2>&1
 }
 
 # fill_in_chunks N FUNCTION: N payloads {"n": g} into the queue 'bench' through
@@ -171,7 +171,12 @@ record() {
     echo "$1,$sync,$2,$3,$4,$5,$LOOPS,$TPS,$jobs,$jps,$7,$8,\"${9//\"/\"\"}\"" >>"$raw"
     log "  -> $2 $3 c=$4 sync=$sync: ${TPS} loops/s${jps:+, $jps jobs/s}${8:+, backlog left $8}${9:+ ($9)}"
 }
-dry_note() { if [ "$1" -eq 0 ]; then echo "RAN DRY: rate understated"; fi; }
+# dry_note LEFT [NOTE]: NOTE, and "RAN DRY: rate understated" after it when no job was left.
+dry_note() {
+    local note=${2:-}
+    [ "$1" -gt 0 ] || note="${note:+$note; }RAN DRY: rate understated"
+    echo "$note"
+}
 
 # --- schema ---------------------------------------------------------------------
 psqlq -f "$sqldir/schema.sql" >"$logs/schema.log" 2>&1 || { cat "$logs/schema.log" >&2; die "schema failed"; }
@@ -251,7 +256,7 @@ floor_run() {
     pgbench_run "${wl}_floor_c${c}_sync_$sync" "$c" "$t" "$sqldir/$script"
     left=$(val "SELECT count(*) FROM bench_floor WHERE state = 'ready'")
     record "$section" "$wl" floor "$c" "$t" "$(val "SELECT count(*) FROM bench_floor WHERE state = 'done'")" \
-        "$ceil" "$left" "row writes alone: no search, lock or API call$( [ "$left" -gt 0 ] || echo '; RAN DRY: rate understated')"
+        "$ceil" "$left" "$(dry_note "$left" "row writes alone: no search, lock or API call")"
 }
 
 # pgmq_run SECTION CLIENTS SECONDS PREFILL SCRIPT CEILING WORKLOAD NOTE: PGMQ
@@ -270,7 +275,7 @@ pgmq_run() {
     pgmq_pop.sql) done=$((prefill - left)) ;;
     *) done=$(val "SELECT count(*) FROM pgmq.a_bench") ;;
     esac
-    record "$section" "$wl" pgmq "$c" "$t" "$done" "$ceil" "$left" "$note$( [ "$left" -gt 0 ] || echo '; RAN DRY: rate understated')"
+    record "$section" "$wl" pgmq "$c" "$t" "$done" "$ceil" "$left" "$(dry_note "$left" "$note")"
 }
 
 only_history() { [ "$mode" = history ]; }
