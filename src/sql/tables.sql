@@ -72,6 +72,21 @@ CREATE TABLE claimqueue.jobs (
 );
 COMMENT ON TABLE claimqueue.jobs IS 'claimqueue jobs, all states';
 
+-- The row dequeue() and complete_and_dequeue() return (0.5.0). A named type,
+-- not RETURNS TABLE: the executor starts each call of a function with output
+-- columns by building their row type from pg_proc, one type lookup per column,
+-- where a named type's comes from the type cache (bench/README.md,
+-- "Instructions per job": 14,000 instructions per drained job).
+CREATE TYPE claimqueue.claimed_job AS (
+    id               bigint,
+    payload          jsonb,
+    attempt          integer,
+    max_attempts     integer,
+    priority         integer,
+    lease_expires_at timestamptz,
+    enqueued_at      timestamptz);
+COMMENT ON TYPE claimqueue.claimed_job IS 'a job dequeue() claimed: attempt is its fencing token';
+
 -- Claim positions (0.3.0): every entry into the claimable set draws a fresh
 -- position, and claims read each (queue, priority) lane in position order from
 -- a cursor kept in shared memory, so a claim never walks the index entries of

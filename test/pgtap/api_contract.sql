@@ -32,7 +32,7 @@ FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extna
 WHERE e.extname = 'pgtap' \gset
 SET LOCAL search_path = :"cq", :"tap", public;
 
-SELECT plan(421);
+SELECT plan(422);
 
 -- ---------------------------------------------------------------------------
 -- The API: one row per SQL function, with the contract it must keep.
@@ -70,7 +70,7 @@ INSERT INTO api VALUES
      '{text,jsonb[],"timestamp with time zone",integer,integer,text}', 'setof bigint',
      'queue text, payloads jsonb[], run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, '
      'priority integer DEFAULT 0, max_attempts integer DEFAULT NULL::integer, concurrency_key text DEFAULT NULL::text'),
- (6, 'dequeue', '{text,text,integer,interval,boolean}', 'setof record',
+ (6, 'dequeue', '{text,text,integer,interval,boolean}', 'setof claimqueue.claimed_job',
      'queue text, worker text, batch integer DEFAULT 1, lease interval DEFAULT NULL::interval, '
      'release_on_disconnect boolean DEFAULT false'),
  (7, 'complete', '{bigint,integer,jsonb}', 'void',
@@ -95,7 +95,7 @@ INSERT INTO api VALUES
      'queue text, privilege text, role text'),
  (17, 'next_due', '{text}', 'timestamp with time zone',
      'queue text'),
- (18, 'complete_and_dequeue', '{bigint,integer,text,text,integer,interval,jsonb,boolean}', 'setof record',
+ (18, 'complete_and_dequeue', '{bigint,integer,text,text,integer,interval,jsonb,boolean}', 'setof claimqueue.claimed_job',
      'id bigint, attempt integer, queue text, worker text, batch integer DEFAULT 1, lease interval DEFAULT NULL::interval, '
      'result jsonb DEFAULT NULL::jsonb, release_on_disconnect boolean DEFAULT false'),
  (19, 'pause_queue', '{text}', 'boolean',
@@ -177,17 +177,23 @@ SELECT function_privs_are(:'cq', fn, args, 'claimqueue_tap_nobody', '{}'::name[]
                           format('a role without grants cannot execute %s()', fn))
 FROM api ORDER BY ord;
 
--- dequeue's result columns are part of the contract too.
+-- dequeue's result columns are part of the contract too: since 0.5.0 a named
+-- row type (its columns those of 0.4.0's RETURNS TABLE), for both functions.
 SELECT is(pg_catalog.pg_get_function_result(
               pg_catalog.to_regprocedure(format('%I.dequeue(text,text,integer,interval,boolean)', :'cq'))),
-          'TABLE(id bigint, payload jsonb, attempt integer, max_attempts integer, priority integer, '
-          'lease_expires_at timestamp with time zone, enqueued_at timestamp with time zone)',
-          'dequeue() returns TABLE(id, payload, attempt, max_attempts, priority, lease_expires_at, enqueued_at)');
+          'SETOF claimqueue.claimed_job',
+          'dequeue() returns SETOF claimqueue.claimed_job');
 SELECT is(pg_catalog.pg_get_function_result(
               pg_catalog.to_regprocedure(format('%I.complete_and_dequeue(bigint,integer,text,text,integer,interval,jsonb,boolean)', :'cq'))),
-          'TABLE(id bigint, payload jsonb, attempt integer, max_attempts integer, priority integer, '
-          'lease_expires_at timestamp with time zone, enqueued_at timestamp with time zone)',
-          'complete_and_dequeue() returns the same columns as dequeue()');
+          'SETOF claimqueue.claimed_job',
+          'complete_and_dequeue() returns the same rows as dequeue()');
+SELECT is((SELECT pg_catalog.string_agg(a.attname || ' ' || pg_catalog.format_type(a.atttypid, a.atttypmod),
+                                        ', ' ORDER BY a.attnum)
+           FROM pg_catalog.pg_attribute a
+           WHERE a.attrelid = 'claimqueue.claimed_job'::regclass AND a.attnum > 0 AND NOT a.attisdropped),
+          'id bigint, payload jsonb, attempt integer, max_attempts integer, priority integer, '
+          'lease_expires_at timestamp with time zone, enqueued_at timestamp with time zone',
+          'claimqueue.claimed_job has the columns id, payload, attempt, max_attempts, priority, lease_expires_at, enqueued_at');
 SELECT is(pg_catalog.pg_get_function_result(
               pg_catalog.to_regprocedure(format('%I.job_status(bigint[])', :'cq'))),
           'TABLE(id bigint, state text, attempt integer, result jsonb, last_error text)',

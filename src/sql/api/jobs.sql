@@ -49,14 +49,7 @@ CREATE OR REPLACE FUNCTION @extschema@.dequeue(
     batch  integer  DEFAULT 1,
     lease  interval DEFAULT NULL,
     release_on_disconnect boolean DEFAULT false)
-RETURNS TABLE (
-    id               bigint,
-    payload          jsonb,
-    attempt          integer,
-    max_attempts     integer,
-    priority         integer,
-    lease_expires_at timestamptz,
-    enqueued_at      timestamptz)
+RETURNS SETOF claimqueue.claimed_job
 LANGUAGE c VOLATILE SECURITY INVOKER ROWS 1
 AS 'MODULE_PATHNAME', 'cq_dequeue';
 COMMENT ON FUNCTION @extschema@.dequeue(text, text, integer, interval, boolean)
@@ -157,14 +150,7 @@ CREATE OR REPLACE FUNCTION @extschema@.complete_and_dequeue(
     lease   interval DEFAULT NULL,
     result  jsonb    DEFAULT NULL,
     release_on_disconnect boolean DEFAULT false)
-RETURNS TABLE (
-    id               bigint,
-    payload          jsonb,
-    attempt          integer,
-    max_attempts     integer,
-    priority         integer,
-    lease_expires_at timestamptz,
-    enqueued_at      timestamptz)
+RETURNS SETOF claimqueue.claimed_job
 LANGUAGE c VOLATILE SECURITY INVOKER ROWS 1
 AS 'MODULE_PATHNAME', 'cq_complete_and_dequeue';
 COMMENT ON FUNCTION @extschema@.complete_and_dequeue(bigint, integer, text, text, integer, interval, jsonb, boolean)

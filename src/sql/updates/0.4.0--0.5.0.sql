@@ -15,6 +15,18 @@ DROP FUNCTION IF EXISTS @extschema@.dequeue(text, text, integer, interval);
 DROP FUNCTION IF EXISTS @extschema@.complete_and_dequeue(bigint, integer, text, text, integer, interval, jsonb);
 DROP PROCEDURE IF EXISTS @extschema@.dequeue_wait(text, text, integer, interval, interval, jsonb);
 
+-- Their result is a named row type now (tables.sql says why), which api/
+-- names; its columns are 0.4.0's.
+CREATE TYPE claimqueue.claimed_job AS (
+    id               bigint,
+    payload          jsonb,
+    attempt          integer,
+    max_attempts     integer,
+    priority         integer,
+    lease_expires_at timestamptz,
+    enqueued_at      timestamptz);
+COMMENT ON TYPE claimqueue.claimed_job IS 'a job dequeue() claimed: attempt is its fencing token';
+
 -- Concurrency limits: the job's key, the queue's limits (NULL: none), and the
 -- index a limited claim counts running jobs from.
 ALTER TABLE claimqueue.queues
