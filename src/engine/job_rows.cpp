@@ -666,16 +666,24 @@ void PutClaimed(Writer *w, Tuplestorestate *out, TupleDesc out_desc, int64 lease
 
 namespace {
 
-// A lane's first scan reads positions [from, from + window) only. A B-tree
-// scan reads every matching entry of its first leaf page before it returns
-// one (each checked against every key), and a lane's entries run to the end
-// of the page: the upper bound ends that read after a few entries. A window
-// that yields too few jobs is followed by one unbounded scan from its end, so
-// the claim sees exactly the entries one scan from `from` would.
+// A lane is read in windows of positions: [from, from + w), then
+// [from + w, from + 9 w), then the rest, w = LaneWindow(limit). A B-tree scan
+// reads every matching entry of its first leaf page before it returns one
+// (each checked against every key), and a lane's entries run to the end of
+// the page: an upper bound ends that read after a few entries. The first
+// window holds the jobs a claim takes and the few rows other claims in flight
+// hold; a claim that meets more (many sessions claiming at once) reads the
+// second, eight times wider, and only then the rest, so a miss costs one more
+// descent, not a read of the whole page. The windows are contiguous: the claim
+// sees exactly the entries one scan from `from` would.
 int64 LaneWindow(int limit)
 {
-    return 32 + 2 * (int64) limit;
+    return 8 + 2 * (int64) limit;
 }
+
+// The first position of each of a lane's reads (LaneWindow).
+constexpr int kLaneReads = 3;
+constexpr int64 kLaneReadStart[kLaneReads] = {0, 1, 9};  // in windows past `from`
 
 }  // namespace
 
@@ -775,12 +783,13 @@ int Claim(JobRows *rows, const ClaimScan &scan, int limit, const ClaimWrite &wri
     TimestampTz lease_expires_at = write.now + write.lease_usec;
     // The position column of the index: after the key in jobs_fair_idx.
     AttrNumber pos_column = by_key ? 4 : 3;
-    // Lanes take two passes (the window, then the rest); the whole queue one.
-    bool windowed = lane && from < PG_INT64_MAX - LaneWindow(limit);
-    int64 window_end = windowed ? from + LaneWindow(limit) : 0;
+    // Lanes take kLaneReads passes (windows, then the rest); the whole queue one.
+    int64 window = LaneWindow(limit);
+    constexpr int last = kLaneReads - 1;
+    bool windowed = lane && from < PG_INT64_MAX - kLaneReadStart[last] * window;
     bool held_back = false;  // the tenant's key is held back by its limit
-    for (int pass = windowed ? 0 : 1;
-         pass < 2 && claimed < limit && !(gate != nullptr && GateFull(gate)) &&
+    for (int pass = windowed ? 0 : last;
+         pass <= last && claimed < limit && !(gate != nullptr && GateFull(gate)) &&
          !(scan.probe_only && *first_seen >= 0) && !held_back;
          pass++) {
         ScanKeyData keys[5];
@@ -793,10 +802,10 @@ int Claim(JobRows *rows, const ClaimScan &scan, int limit, const ClaimWrite &wri
                 ScanKeyInit(&keys[nkeys++], 3, BTEqualStrategyNumber, F_INT8EQ,
                             Int64GetDatum(scan.key_hash));
             ScanKeyInit(&keys[nkeys++], pos_column, BTGreaterEqualStrategyNumber, F_INT8GE,
-                        Int64GetDatum(windowed && pass == 1 ? window_end : from));
-            if (pass == 0)
+                        Int64GetDatum(windowed ? from + kLaneReadStart[pass] * window : from));
+            if (pass < last)
                 ScanKeyInit(&keys[nkeys++], pos_column, BTLessStrategyNumber, F_INT8LT,
-                            Int64GetDatum(window_end));
+                            Int64GetDatum(from + kLaneReadStart[pass + 1] * window));
         }
         IndexScanDesc iscan = BeginIndexScan(rows->rel, index, rows->snapshot, nkeys);
         index_rescan(iscan, keys, nkeys, nullptr, 0);
