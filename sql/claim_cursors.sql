@@ -16,11 +16,15 @@ FROM claimqueue.claim_cursors() ORDER BY priority DESC;
 SELECT * FROM claimqueue.check_claim_cursors();
 -- A ready row written by hand below the cursor (as a restore into a queue in
 -- use could): the check reports it, the sweep lowers the cursor (and says so
--- in the log), and the job is claimed.
+-- in the log), and the job is claimed. In one transaction, so that the
+-- reaper's own sweep (at its first pass in this database, then about once a
+-- minute) cannot see the row and lower the cursor before this one does.
+BEGIN;
 UPDATE claimqueue.jobs SET state = 'ready', pos = 1, lease_expires_at = NULL
 WHERE id = (SELECT min(id) FROM claimqueue.jobs WHERE state = 'done');
 SELECT queue_id, priority, lowest_ready, problem FROM claimqueue.check_claim_cursors();
 SELECT claimqueue.sweep_claim_cursors() AS lowered;
+COMMIT;
 SELECT * FROM claimqueue.check_claim_cursors();
 SELECT id = (SELECT min(id) FROM claimqueue.jobs WHERE pos = 1) AS the_stray_job_is_claimed
 FROM dequeue('cur', 'w');
