@@ -4,8 +4,9 @@
 -- versions) instead of asking the primary key; whenever that version is not
 -- the one the statement's snapshot sees, the key decides. Each case below
 -- answers as the key alone would.
-SELECT create_queue('cv', lease => '1 minute', max_attempts => 5, backoff_base => '0',
-                    retention => '0');
+-- The default retention (7 days): the background reaper purges nothing here,
+-- and the purge below moves claimqueue's clock past it.
+SELECT create_queue('cv', lease => '1 minute', max_attempts => 5, backoff_base => '0');
 -- Claimed and completed by this session.
 SELECT enqueue('cv', '{"n": 1}') AS id \gset
 SELECT attempt FROM dequeue('cv', 'w1') \gset
@@ -57,7 +58,9 @@ SELECT count(*) FROM enqueue_batch('cv',
     (SELECT array_agg(jsonb_build_object('pad', repeat('x', 400))) FROM generate_series(1, 200)));
 SELECT max(id) AS id, max(attempt) AS attempt FROM dequeue('cv', 'w1', batch => 200) \gset
 SELECT cancel_jobs('cv', '{running}');
+SET claimqueue.debug_clock_offset = '8d';
 SELECT purge('cv');
+RESET claimqueue.debug_clock_offset;
 VACUUM claimqueue.jobs;
 SELECT pg_temp.err(format('SELECT complete(%s, %s)', :id, :attempt));
 SELECT pg_temp.err(format('SELECT heartbeat(%s, %s)', :id, :attempt));
