@@ -4,8 +4,9 @@
 # throwaway cluster (pg_virtualenv) the pg_regress files and the isolation specs
 # (make installcheck), the pgTAP contract, the stress test, the node-postgres
 # worker and the upgrade test; the fault-injection soak in a cluster of its
-# own; pg_regress and isolation again under a reaper passing every 10 ms; the Perl TAP suites (test/perl, PostgreSQL::Test::Cluster), which start
-# their own servers: settings, pg_dump, no-preload, claim cursors, waiting
+# own; pg_regress and isolation again under a reaper passing every 10 ms; the
+# Perl TAP suites (test/perl, PostgreSQL::Test::Cluster), which start their
+# own servers: settings, pg_dump, no-preload, claim cursors, waiting
 # dequeue, the reaper's lifecycle, a rolling restart onto this library of a
 # database at the previous release, queue metrics, the liveness soak, claims
 # that die with their session (disconnect) and the concurrency limits across a
@@ -235,11 +236,13 @@ fi
 # Everything that needs a server but not a cluster of its own runs in one
 # throwaway cluster with the library preloaded; each suite writes its log and
 # its duration (NAME.time), counted below.
+# The server settings of that cluster (the busy_reaper suite's adds one).
+suite_server=(-o shared_preload_libraries=claimqueue -o max_connections=100 -o wal_level=logical)
 shared=()
 for s in pg_regress isolation pgtap stress node_worker upgrade; do want "$s" && shared+=("$s"); done
 if [ ${#shared[@]} -gt 0 ]; then
     echo "== PostgreSQL suites (pg_virtualenv, shared_preload_libraries=claimqueue)"
-    pg_virtualenv -v "$major" -t -o shared_preload_libraries=claimqueue -o max_connections=100 -o wal_level=logical bash -c '
+    pg_virtualenv -v "$major" -t "${suite_server[@]}" bash -c '
         cd "$1"; logs="$2"; shift 2
         for s in "$@"; do
             echo "-- $s"
@@ -291,12 +294,10 @@ fi
 if want busy_reaper; then
     echo "== pg_regress and isolation under a busy reaper (claimqueue.reaper_interval = 10ms)"
     t0=$SECONDS
-    busy_regress=$(ls sql/*.sql | sed 's|sql/||; s|\.sql$||' | grep -vx reaper_stats | tr '\n' ' ')
-    pg_virtualenv -v "$major" -t -o shared_preload_libraries=claimqueue -o max_connections=100 \
-        -o wal_level=logical -o claimqueue.reaper_interval=10 bash -c '
-        make -s installcheck REGRESS="$1" ISOLATION= TAP_TESTS= >"$2/busy_reaper.log" 2>&1
-        make -s installcheck REGRESS= TAP_TESTS= >"$2/busy_reaper_isolation.log" 2>&1
-        true' _ "$busy_regress" "$logs"
+    pg_virtualenv -v "$major" -t "${suite_server[@]}" -o claimqueue.reaper_interval=10 bash -c '
+        make -s installcheck REGRESS_SKIP=reaper_stats ISOLATION= TAP_TESTS= >"$1/busy_reaper.log" 2>&1
+        make -s installcheck REGRESS= TAP_TESTS= >"$1/busy_reaper_isolation.log" 2>&1
+        true' _ "$logs"
     read -r p f < <(count_regress "$logs/busy_reaper.log")
     read -r ip if_ < <(count_regress "$logs/busy_reaper_isolation.log")
     grep -hE "tests (passed|failed)" "$logs/busy_reaper.log" "$logs/busy_reaper_isolation.log"
