@@ -71,8 +71,9 @@ SELECT relation::regclass AS locked, mode FROM pg_locks
 WHERE pid = pg_backend_pid() AND locktype = 'relation'
   AND relation::regclass::text ~ '^(claimqueue\.)?(jobs|user_)' ORDER BY relation::regclass::text COLLATE "C", mode;
 COMMIT;
--- Its completion: the primary key it reads, and jobs_finished_idx and the
--- user's index without a predicate, which the done version goes into.
+-- Its completion: the primary key it reads, and the user's index without a
+-- predicate, which the done version goes into with the primary key (done
+-- jobs have no index of their own).
 BEGIN;
 SELECT complete(:fresh, 1);
 SELECT relation::regclass AS locked, mode FROM pg_locks

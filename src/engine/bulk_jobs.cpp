@@ -13,7 +13,7 @@ namespace {
 
 // The candidates, locked as the cursor reaches them. Planned for the call's
 // values (custom_plan): with the states known, the planner takes
-// jobs_finished_idx (queue_id, state, finished_at).
+// jobs_dead_letters_idx (queue_id, state, finished_at).
 Statement kRetryCandidates = {
     "SELECT id FROM claimqueue.jobs"
     " WHERE queue_id = $1 AND state = ANY ($2::text[])"

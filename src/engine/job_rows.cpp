@@ -509,8 +509,8 @@ void SetTime(Writer *w, Column c, TimestampTz t)
 // Makes the columns this version sets the statement's updated columns, as an
 // UPDATE's SET list does. The executor reads them for the "logically
 // unchanged" hint of each index insertion (left empty, every index looked
-// unchanged, and each full leaf page of jobs_running_idx and
-// jobs_finished_idx went through a bottom-up deletion pass that could delete
+// unchanged, and each full leaf page of jobs_running_idx and the finished
+// jobs' index of the time went through a bottom-up deletion pass that could delete
 // nothing: 10 % of a batch claim's CPU) and for UPDATE OF column triggers.
 void PublishUpdatedColumns(Writer *w)
 {

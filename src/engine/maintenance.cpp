@@ -11,6 +11,13 @@
 #include "owners/owners.hpp"
 #include "wait/ready_notices.hpp"
 
+extern "C" {
+#include "access/table.h"
+#include "catalog/namespace.h"
+#include "storage/bufmgr.h"
+#include "storage/itemptr.h"
+}
+
 namespace claimqueue {
 namespace {
 
@@ -73,8 +80,8 @@ Statement kLockDisconnected = {
     4, {INT8OID, INT8ARRAYOID, TEXTOID, INT4OID}, nullptr};
 
 // Retention, one queue at a time: first each queue's cutoffs (its retention
-// as a fixed duration, the epoch rule of clock.hpp), for done and cancelled
-// jobs and for failed ones (failed_retention, or retention when NULL)...
+// as a fixed duration, the epoch rule of clock.hpp), for cancelled jobs and
+// for failed ones (failed_retention, or retention when NULL)...
 Statement kPurgeCutoffs = {
     "SELECT queue_id, $1 - pg_catalog.make_interval("
     "                      secs => pg_catalog.date_part('epoch', retention)),"
@@ -83,13 +90,13 @@ Statement kPurgeCutoffs = {
     " FROM claimqueue.queues WHERE ($2::text IS NULL OR name = $2) ORDER BY queue_id",
     2, {TIMESTAMPTZOID, TEXTOID}, nullptr};
 
-// ...then its finished jobs of the states $4 before the cutoff. Planned for
-// each call's values (custom_plan): with the cutoff and the states known, the
-// planner sees how few rows qualify and takes jobs_finished_idx (queue_id,
-// state, finished_at), one range per state, so the failed jobs kept longer
-// are not walked by the purge of the done ones; a generic plan cannot, and
-// scans the table. No ORDER BY, so a large backlog is found by a scan that
-// stops at the limit.
+// ...then its failed or cancelled jobs (the states $4) before the cutoff.
+// Planned for each call's values (custom_plan): with the cutoff and the states
+// known, the planner sees how few rows qualify and takes jobs_dead_letters_idx
+// (queue_id, state, finished_at), one range per state, so the failed jobs kept
+// longer are not walked by the purge of the cancelled ones; a generic plan
+// cannot, and scans the table. No ORDER BY, so a large backlog is found by a
+// scan that stops at the limit.
 Statement kPurgeQueue = {
     "WITH doomed AS ("
     "   SELECT id FROM claimqueue.jobs"
@@ -98,6 +105,41 @@ Statement kPurgeQueue = {
     " DELETE FROM claimqueue.jobs j WHERE j.id = ANY (ARRAY(SELECT id FROM doomed))"
     "   AND j.state IN ('done', 'failed', 'cancelled')",
     4, {INT4OID, TIMESTAMPTZOID, INT4OID, TEXTARRAYOID}, nullptr, true};
+
+// Done jobs past their queue's retention ($4: of that queue only) in the
+// table's blocks [$1, $2), read by a TID range scan: no index lists done jobs,
+// so that a completion writes one index entry, the primary key's (tables.sql).
+Statement kPurgeDoneRange = {
+    "WITH doomed AS ("
+    "   SELECT j.id FROM claimqueue.jobs j JOIN claimqueue.queues q ON q.queue_id = j.queue_id"
+    "   WHERE j.ctid >= $1 AND j.ctid < $2 AND j.state = 'done'"
+    "     AND j.finished_at < $3 - pg_catalog.make_interval("
+    "                                secs => pg_catalog.date_part('epoch', q.retention))"
+    "     AND ($4::text IS NULL OR q.name = $4)"
+    "   LIMIT $5 FOR UPDATE OF j SKIP LOCKED)"
+    " DELETE FROM claimqueue.jobs j WHERE j.id = ANY (ARRAY(SELECT id FROM doomed))"
+    "   AND j.state = 'done'",
+    5, {TIDOID, TIDOID, TIMESTAMPTZOID, TEXTOID, INT4OID}, nullptr};
+
+// How many blocks claimqueue.jobs has now.
+BlockNumber JobsBlocks()
+{
+    Oid relid = get_relname_relid("jobs", get_namespace_oid("claimqueue", false));
+    if (!OidIsValid(relid))
+        ereport(ERROR, (errcode(ERRCODE_UNDEFINED_TABLE),
+                        errmsg("relation \"claimqueue.jobs\" does not exist")));
+    Relation rel = table_open(relid, AccessShareLock);
+    BlockNumber n = RelationGetNumberOfBlocks(rel);
+    table_close(rel, AccessShareLock);
+    return n;
+}
+
+Datum BlockStart(BlockNumber block)
+{
+    ItemPointer tid = (ItemPointer) palloc(sizeof(ItemPointerData));
+    ItemPointerSet(tid, block, 0);  // offset 0 sorts before every tuple of the block
+    return PointerGetDatum(tid);
+}
 
 // The text[] of the first `n` of `states`.
 Datum StateArray(const char *const *states, int n)
@@ -108,7 +150,7 @@ Datum StateArray(const char *const *states, int n)
     return PointerGetDatum(construct_array(values, n, TEXTOID, -1, false, TYPALIGN_INT));
 }
 
-const char *const kDoneStates[2] = {"done", "cancelled"};
+const char *const kCancelledStates[1] = {"cancelled"};
 const char *const kFailedStates[1] = {"failed"};
 
 constexpr int kSqlFunctionBatch = 1000;
@@ -203,10 +245,11 @@ int64 ReapDisconnectedBatch(text *queue, int limit)
     return (int64) n;
 }
 
-int64 PurgeFinishedBatch(text *queue, int limit)
+int64 PurgeFinishedFrom(text *queue, int limit, DoneSweep *sweep)
 {
     ConnectSpi();
-    Datum args[2] = {TimestampTzGetDatum(ClockNow()), PointerGetDatum(queue)};
+    TimestampTz now = ClockNow();
+    Datum args[2] = {TimestampTzGetDatum(now), PointerGetDatum(queue)};
     uint64 nqueues = Execute(&kPurgeCutoffs, args, queue ? nullptr : " n");
     // SPI_tuptable belongs to the last statement: keep the cutoffs apart.
     Datum *ids = (Datum *) palloc(sizeof(Datum) * (nqueues + 1));
@@ -217,17 +260,40 @@ int64 PurgeFinishedBatch(text *queue, int limit)
         cutoffs[i] = ResultValue(i, 2);
         failed_cutoffs[i] = ResultValue(i, 3);
     }
-    Datum done_states = StateArray(kDoneStates, 2);
+    Datum cancelled_states = StateArray(kCancelledStates, 1);
     Datum failed_states = StateArray(kFailedStates, 1);
     int64 total = 0;
     for (uint64 i = 0; i < nqueues && total < limit; i++) {
-        Datum purge[4] = {ids[i], cutoffs[i], Int32GetDatum(limit - (int) total), done_states};
+        Datum purge[4] = {ids[i], cutoffs[i], Int32GetDatum(limit - (int) total),
+                          cancelled_states};
         total += (int64) Execute(&kPurgeQueue, purge, nullptr);
         if (total >= limit)
             break;
         Datum failed[4] = {ids[i], failed_cutoffs[i], Int32GetDatum(limit - (int) total),
                            failed_states};
         total += (int64) Execute(&kPurgeQueue, failed, nullptr);
+    }
+    if (total < limit) {
+        // The done jobs of one range of blocks. A range read to the end (the
+        // batch not filled) is behind the sweep; after the table's last block
+        // it starts again at the first.
+        BlockNumber blocks = JobsBlocks();
+        if (sweep->next >= blocks)
+            sweep->next = 0;  // the table got shorter (VACUUM, TRUNCATE, a rewrite)
+        BlockNumber end = blocks - sweep->next > kDoneSweepBlocks ? sweep->next + kDoneSweepBlocks
+                                                                  : blocks;
+        int64 want = limit - total;
+        uint64 n = 0;
+        if (end > sweep->next) {
+            Datum range[5] = {BlockStart(sweep->next), BlockStart(end), TimestampTzGetDatum(now),
+                              PointerGetDatum(queue), Int32GetDatum((int) want)};
+            n = Execute(&kPurgeDoneRange, range, queue ? nullptr : "   n ");
+        }
+        total += (int64) n;
+        if ((int64) n < want) {
+            sweep->next = end >= blocks ? 0 : end;
+            sweep->wrapped = sweep->wrapped || end >= blocks;
+        }
     }
     FinishSpi();
     return total;
@@ -263,7 +329,21 @@ int64 ReapExpired(text *queue)
 
 int64 PurgeFinished(text *queue)
 {
-    return RunAllBatches(PurgeFinishedBatch, queue, "purged past their retention");
+    // Every range of the table once, from its first block: the sweep wraps
+    // only in a batch that found the last range's done jobs all purged, and
+    // the failed and cancelled ones too (they come first in each batch).
+    ConnectSpi();
+    if (queue)
+        RequireQueueExists(queue);
+    DoneSweep sweep = {0, false};
+    int64 total = 0;
+    while (!sweep.wrapped)
+        total += PurgeFinishedFrom(queue, kSqlFunctionBatch, &sweep);
+    FinishSpi();
+    if (total > 0)
+        ereport(LOG, (errmsg("claimqueue: purged past their retention %lld jobs",
+                             (long long) total)));
+    return total;
 }
 
 }  // namespace claimqueue

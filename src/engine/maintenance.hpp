@@ -35,12 +35,22 @@ int64 ReapDisconnectedBatch(text *queue, int limit);
 
 // Deletes up to `limit` done, failed and cancelled jobs that finished longer
 // ago than their queue's retention (failed ones: its failed_retention, when
-// set), skipping rows other sessions hold.
-int64 PurgeFinishedBatch(text *queue, int limit);
+// set), skipping rows other sessions hold. Failed and cancelled jobs are found
+// through their index, all in one call; done jobs have none (a completion
+// writes one index entry, the primary key's), so each call reads one range of
+// kDoneSweepBlocks blocks of the table, where *sweep says, and moves *sweep on
+// past it once the range has nothing left to purge: the next range, or back
+// to the first block after the last one (wrapped is then set).
+struct DoneSweep {
+    BlockNumber next;
+    bool wrapped;
+};
+constexpr BlockNumber kDoneSweepBlocks = 1024;  // 8 MB of table a reaper pass
+int64 PurgeFinishedFrom(text *queue, int limit, DoneSweep *sweep);
 
 // The SQL functions reap() (ended sessions' claims, then expired leases) and
-// purge(): batches until nothing is left, all in
-// the caller's transaction (a function cannot commit between batches; the
+// purge(): batches until nothing is left (purge: every range of the table
+// once), all in the caller's transaction (a function cannot commit between batches; the
 // worker commits after each one).
 int64 ReapExpired(text *queue);
 int64 PurgeFinished(text *queue);

@@ -153,6 +153,16 @@ int64 ReapFromMark(text *, int limit)
     return n;
 }
 
+// Where the retention pass reads the table for done jobs: a range of blocks a
+// pass (maintenance.hpp), so one pass's cost does not grow with the history
+// kept, and a done job past its retention is deleted within one sweep.
+DoneSweep done_sweep = {0, false};
+
+int64 PurgeFromSweep(text *, int limit)
+{
+    return PurgeFinishedFrom(nullptr, limit, &done_sweep);
+}
+
 // Due schedules get their jobs; counted in jobs, the batch returns the
 // schedules it handled.
 int64 scheduled_jobs = 0;
@@ -189,7 +199,7 @@ bool RunPass()
     if (!RunBatches(SchedulesBatch, "claimqueue reaper: enqueuing scheduled jobs", &schedules) ||
         !RunBatches(RecountBatch, "claimqueue reaper: counting queue metrics", &recounted) ||
         !RunBatches(PromoteDueBatch, "claimqueue reaper: promoting due jobs", &promoted) ||
-        !RunBatches(PurgeFinishedBatch, "claimqueue reaper: purging finished jobs", &purged))
+        !RunBatches(PurgeFromSweep, "claimqueue reaper: purging finished jobs", &purged))
         return false;
     if (sweep) {
         if (!RunBatches(SweepBatch, "claimqueue reaper: sweeping claim cursors", &swept))

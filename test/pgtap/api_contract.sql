@@ -32,7 +32,7 @@ FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extna
 WHERE e.extname = 'pgtap' \gset
 SET LOCAL search_path = :"cq", :"tap", public;
 
-SELECT plan(422);
+SELECT plan(423);
 
 -- ---------------------------------------------------------------------------
 -- The API: one row per SQL function, with the contract it must keep.
@@ -310,7 +310,8 @@ SELECT has_index('claimqueue', 'jobs', 'jobs_ready_idx', ARRAY['queue_id', 'prio
 SELECT has_index('claimqueue', 'jobs', 'jobs_scheduled_idx', ARRAY['queue_id', 'run_at']);
 SELECT has_index('claimqueue', 'jobs', 'jobs_running_idx', ARRAY['queue_id', 'lease_expires_at']);
 SELECT has_index('claimqueue', 'jobs', 'jobs_dedup_idx', ARRAY['queue_id', 'dedup_key']);
-SELECT has_index('claimqueue', 'jobs', 'jobs_finished_idx', ARRAY['queue_id', 'state', 'finished_at']);
+SELECT has_index('claimqueue', 'jobs', 'jobs_dead_letters_idx', ARRAY['queue_id', 'state', 'finished_at']);
+SELECT hasnt_index('claimqueue', 'jobs', 'jobs_finished_idx', 'done jobs have no index (a completion writes the primary key''s entry alone)');
 SELECT has_index('claimqueue', 'jobs', 'jobs_owned_idx', ARRAY['owner_session']);
 SELECT has_index('claimqueue', 'jobs', 'jobs_running_key_idx', ARRAY['queue_id', 'concurrency_key']);
 SELECT is(pg_catalog.pg_get_indexdef('claimqueue.jobs_running_key_idx'::regclass),
@@ -333,10 +334,10 @@ SELECT is(pg_catalog.pg_get_indexdef('claimqueue.jobs_dedup_idx'::regclass),
           'CREATE UNIQUE INDEX jobs_dedup_idx ON claimqueue.jobs USING btree (queue_id, dedup_key) '
           'WHERE ((dedup_key IS NOT NULL) AND (state = ANY (ARRAY[''ready''::text, ''running''::text])))',
           'jobs_dedup_idx: unique, partial on live jobs with a dedup_key');
-SELECT is(pg_catalog.pg_get_indexdef('claimqueue.jobs_finished_idx'::regclass),
-          'CREATE INDEX jobs_finished_idx ON claimqueue.jobs USING btree (queue_id, state, finished_at) '
-          'WHERE (state = ANY (ARRAY[''done''::text, ''failed''::text, ''cancelled''::text]))',
-          'jobs_finished_idx: retention order per state, partial on finished jobs');
+SELECT is(pg_catalog.pg_get_indexdef('claimqueue.jobs_dead_letters_idx'::regclass),
+          'CREATE INDEX jobs_dead_letters_idx ON claimqueue.jobs USING btree (queue_id, state, finished_at) '
+          'WHERE (state = ANY (ARRAY[''failed''::text, ''cancelled''::text]))',
+          'jobs_dead_letters_idx: retention and retry_jobs order per state, partial on failed and cancelled jobs');
 SELECT is(pg_catalog.pg_get_indexdef('claimqueue.jobs_owned_idx'::regclass),
           'CREATE INDEX jobs_owned_idx ON claimqueue.jobs USING btree (owner_session) '
           'WHERE ((state = ''running''::text) AND (owner_session IS NOT NULL))',

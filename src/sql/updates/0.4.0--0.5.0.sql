@@ -57,3 +57,10 @@ DROP FUNCTION IF EXISTS @extschema@.enqueue(text, jsonb, timestamptz, integer, i
 DROP FUNCTION IF EXISTS @extschema@.enqueue_batch(text, jsonb[], timestamptz, integer, integer);
 DROP FUNCTION IF EXISTS @extschema@.create_queue(text, interval, integer, interval, interval, interval, boolean, interval);
 DROP FUNCTION IF EXISTS @extschema@.alter_queue(text, interval, integer, interval, interval, interval, interval);
+
+-- Done jobs leave the finished jobs' index: a completion writes no entry but
+-- the primary key's, and retention reads the table for done jobs in ranges of
+-- blocks. Failed and cancelled ones keep an index (retry_jobs, retention).
+DROP INDEX claimqueue.jobs_finished_idx;
+CREATE INDEX jobs_dead_letters_idx ON claimqueue.jobs (queue_id, state, finished_at)
+    WHERE state IN ('failed', 'cancelled');
