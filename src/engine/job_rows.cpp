@@ -93,6 +93,8 @@ void Discard(Writer *w)
         MemoryContextDelete(w->context);
 }
 
+}  // namespace
+
 Oid JobsRelid()
 {
     if (!OidIsValid(jobs_relid))
@@ -102,6 +104,8 @@ Oid JobsRelid()
                         errmsg("relation \"claimqueue.jobs\" does not exist")));
     return jobs_relid;
 }
+
+namespace {
 
 // Builds a writer for `rel` (open), with its indexes open. In `parent`'s care.
 bool IsAddedFunction(Oid function, void *)

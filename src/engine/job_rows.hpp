@@ -18,6 +18,10 @@ namespace claimqueue {
 
 struct JobRows;
 
+// claimqueue.jobs's oid, looked up once per backend and again after the
+// table is dropped or replaced; 42P01 when the table is not there.
+Oid JobsRelid();
+
 // Opens claimqueue.jobs (ROW EXCLUSIVE). Its indexes are opened (ROW
 // EXCLUSIVE) as the call needs them: when it scans one, and before a write,
 // each index the new version gets an entry in; an UPDATE would lock all of

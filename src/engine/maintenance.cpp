@@ -103,7 +103,7 @@ Statement kPurgeQueue = {
     "   WHERE queue_id = $1 AND state = ANY ($4::text[]) AND finished_at < $2"
     "   LIMIT $3 FOR UPDATE SKIP LOCKED)"
     " DELETE FROM claimqueue.jobs j WHERE j.id = ANY (ARRAY(SELECT id FROM doomed))"
-    "   AND j.state IN ('done', 'failed', 'cancelled')",
+    "   AND j.state = ANY ($4::text[])",
     4, {INT4OID, TIMESTAMPTZOID, INT4OID, TEXTARRAYOID}, nullptr, true};
 
 // Done jobs past their queue's retention ($4: of that queue only) in the
@@ -124,11 +124,7 @@ Statement kPurgeDoneRange = {
 // How many blocks claimqueue.jobs has now.
 BlockNumber JobsBlocks()
 {
-    Oid relid = get_relname_relid("jobs", get_namespace_oid("claimqueue", false));
-    if (!OidIsValid(relid))
-        ereport(ERROR, (errcode(ERRCODE_UNDEFINED_TABLE),
-                        errmsg("relation \"claimqueue.jobs\" does not exist")));
-    Relation rel = table_open(relid, AccessShareLock);
+    Relation rel = table_open(JobsRelid(), AccessShareLock);
     BlockNumber n = RelationGetNumberOfBlocks(rel);
     table_close(rel, AccessShareLock);
     return n;
@@ -301,30 +297,40 @@ int64 PurgeFinishedFrom(text *queue, int limit, DoneSweep *sweep)
 
 namespace {
 
-// Batches of `batch` until one comes back short, in the caller's transaction;
-// a LOG line names what was done.
-int64 RunAllBatches(int64 (*batch)(text *, int), text *queue, const char *done)
+// Runs `next_batch` in the caller's transaction until it says there is no
+// more (it returns how many jobs it did and sets *more); a LOG line names what
+// was done.
+template <typename Batch>
+int64 RunBatches(text *queue, const char *done, Batch next_batch)
 {
     ConnectSpi();  // the batches nest their own SPI connections inside this one
     if (queue)
         RequireQueueExists(queue);
     int64 total = 0;
-    for (int64 n = kSqlFunctionBatch; n >= kSqlFunctionBatch;) {
-        n = batch(queue, kSqlFunctionBatch);
-        total += n;
-    }
+    for (bool more = true; more;)
+        total += next_batch(&more);
     FinishSpi();
     if (total > 0)
         ereport(LOG, (errmsg("claimqueue: %s %lld jobs", done, (long long) total)));
     return total;
 }
 
+// Batches of `batch` until one comes back short.
+int64 RunUntilShort(int64 (*batch)(text *, int), text *queue, const char *done)
+{
+    return RunBatches(queue, done, [batch, queue](bool *more) {
+        int64 n = batch(queue, kSqlFunctionBatch);
+        *more = n >= kSqlFunctionBatch;
+        return n;
+    });
+}
+
 }  // namespace
 
 int64 ReapExpired(text *queue)
 {
-    return RunAllBatches(ReapDisconnectedBatch, queue, "released the ended sessions' claims on") +
-           RunAllBatches(ReapExpiredBatch, queue, "returned the expired leases of");
+    return RunUntilShort(ReapDisconnectedBatch, queue, "released the ended sessions' claims on") +
+           RunUntilShort(ReapExpiredBatch, queue, "returned the expired leases of");
 }
 
 int64 PurgeFinished(text *queue)
@@ -332,18 +338,12 @@ int64 PurgeFinished(text *queue)
     // Every range of the table once, from its first block: the sweep wraps
     // only in a batch that found the last range's done jobs all purged, and
     // the failed and cancelled ones too (they come first in each batch).
-    ConnectSpi();
-    if (queue)
-        RequireQueueExists(queue);
     DoneSweep sweep = {0, false};
-    int64 total = 0;
-    while (!sweep.wrapped)
-        total += PurgeFinishedFrom(queue, kSqlFunctionBatch, &sweep);
-    FinishSpi();
-    if (total > 0)
-        ereport(LOG, (errmsg("claimqueue: purged past their retention %lld jobs",
-                             (long long) total)));
-    return total;
+    return RunBatches(queue, "purged past their retention", [queue, &sweep](bool *more) {
+        int64 n = PurgeFinishedFrom(queue, kSqlFunctionBatch, &sweep);
+        *more = !sweep.wrapped;
+        return n;
+    });
 }
 
 }  // namespace claimqueue
