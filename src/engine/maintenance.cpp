@@ -121,6 +121,12 @@ Statement kPurgeDoneRange = {
     "   AND j.state = 'done'",
     5, {TIDOID, TIDOID, TIMESTAMPTZOID, TEXTOID, INT4OID}, nullptr};
 
+// The earliest done job left in the blocks [$1, $2) (DoneSweep's bound).
+Statement kEarliestDoneInRange = {
+    "SELECT pg_catalog.min(finished_at) FROM claimqueue.jobs"
+    " WHERE ctid >= $1 AND ctid < $2 AND state = 'done'",
+    2, {TIDOID, TIDOID}, nullptr};
+
 // How many blocks claimqueue.jobs has now.
 BlockNumber JobsBlocks()
 {
@@ -241,6 +247,55 @@ int64 ReapDisconnectedBatch(text *queue, int limit)
     return (int64) n;
 }
 
+namespace {
+
+// The done jobs past retention in the sweep's range, up to `want` (SPI
+// connected). A range read to the end (the batch not filled) is behind the
+// sweep; after the table's last block it starts again at the first.
+int64 PurgeDoneRange(text *queue, int want, TimestampTz now, DoneSweep *sweep)
+{
+    BlockNumber blocks = JobsBlocks();
+    if (sweep->next >= blocks)
+        sweep->next = 0;  // the table got shorter (VACUUM, TRUNCATE, a rewrite)
+    if (sweep->next == 0 && sweep->began == DT_NOBEGIN)
+        sweep->began = now;
+    BlockNumber end = blocks - sweep->next > kDoneSweepBlocks ? sweep->next + kDoneSweepBlocks
+                                                              : blocks;
+    uint64 n = 0;
+    if (end > sweep->next) {
+        Datum range[5] = {BlockStart(sweep->next), BlockStart(end), TimestampTzGetDatum(now),
+                          PointerGetDatum(queue), Int32GetDatum(want)};
+        n = Execute(&kPurgeDoneRange, range, queue ? nullptr : "   n ");
+    }
+    if ((int64) n >= want)
+        return (int64) n;  // more may be left in this range: the next call reads it again
+    if (sweep->bounded && end > sweep->next) {
+        // What this range keeps (this statement sees the deletions above).
+        Datum range[2] = {BlockStart(sweep->next), BlockStart(end)};
+        bool isnull = true;
+        Datum earliest = 0;
+        if (Execute(&kEarliestDoneInRange, range, nullptr, 1) == 1)
+            earliest = ResultValue(0, 1, &isnull);
+        if (!isnull)
+            sweep->earliest_kept = Min(sweep->earliest_kept, DatumGetTimestampTz(earliest));
+    }
+    if (end < blocks) {
+        sweep->next = end;
+        return (int64) n;
+    }
+    sweep->next = 0;
+    sweep->wrapped = true;
+    if (sweep->bounded && sweep->began != DT_NOBEGIN) {
+        sweep->no_done_before = Min(sweep->earliest_kept, sweep->began);
+        sweep->bound_learned = now;
+    }
+    sweep->began = DT_NOBEGIN;
+    sweep->earliest_kept = DT_NOEND;
+    return (int64) n;
+}
+
+}  // namespace
+
 int64 PurgeFinishedFrom(text *queue, int limit, DoneSweep *sweep)
 {
     ConnectSpi();
@@ -269,28 +324,17 @@ int64 PurgeFinishedFrom(text *queue, int limit, DoneSweep *sweep)
                            failed_states};
         total += (int64) Execute(&kPurgeQueue, failed, nullptr);
     }
-    if (total < limit) {
-        // The done jobs of one range of blocks. A range read to the end (the
-        // batch not filled) is behind the sweep; after the table's last block
-        // it starts again at the first.
-        BlockNumber blocks = JobsBlocks();
-        if (sweep->next >= blocks)
-            sweep->next = 0;  // the table got shorter (VACUUM, TRUNCATE, a rewrite)
-        BlockNumber end = blocks - sweep->next > kDoneSweepBlocks ? sweep->next + kDoneSweepBlocks
-                                                                  : blocks;
-        int64 want = limit - total;
-        uint64 n = 0;
-        if (end > sweep->next) {
-            Datum range[5] = {BlockStart(sweep->next), BlockStart(end), TimestampTzGetDatum(now),
-                              PointerGetDatum(queue), Int32GetDatum((int) want)};
-            n = Execute(&kPurgeDoneRange, range, queue ? nullptr : "   n ");
-        }
-        total += (int64) n;
-        if ((int64) n < want) {
-            sweep->next = end >= blocks ? 0 : end;
-            sweep->wrapped = sweep->wrapped || end >= blocks;
-        }
-    }
+    // The latest cutoff: a done job that finished before no queue's is kept.
+    TimestampTz latest_cutoff = DT_NOBEGIN;
+    for (uint64 i = 0; i < nqueues; i++)
+        latest_cutoff = Max(latest_cutoff, DatumGetTimestampTz(cutoffs[i]));
+    bool nothing_due = sweep->no_done_before != DT_NOBEGIN &&
+                       now - sweep->bound_learned < kDoneBoundUsec &&
+                       latest_cutoff < sweep->no_done_before;
+    if (nqueues == 0)
+        sweep->wrapped = true;  // no queue, so no done job to look for
+    else if (total < limit && !nothing_due)
+        total += PurgeDoneRange(queue, (int) (limit - total), now, sweep);
     FinishSpi();
     return total;
 }
@@ -338,7 +382,7 @@ int64 PurgeFinished(text *queue)
     // Every range of the table once, from its first block: the sweep wraps
     // only in a batch that found the last range's done jobs all purged, and
     // the failed and cancelled ones too (they come first in each batch).
-    DoneSweep sweep = {0, false};
+    DoneSweep sweep;
     return RunBatches(queue, "purged past their retention", [queue, &sweep](bool *more) {
         int64 n = PurgeFinishedFrom(queue, kSqlFunctionBatch, &sweep);
         *more = !sweep.wrapped;

@@ -155,8 +155,15 @@ int64 ReapFromMark(text *, int limit)
 
 // Where the retention pass reads the table for done jobs: a range of blocks a
 // pass (maintenance.hpp), so one pass's cost does not grow with the history
-// kept, and a done job past its retention is deleted within one sweep.
-DoneSweep done_sweep = {0, false};
+// kept, and a done job past its retention is deleted within one sweep. Bounded:
+// while no done job can be past its retention, a pass reads none.
+DoneSweep BoundedSweep()
+{
+    DoneSweep sweep;
+    sweep.bounded = true;
+    return sweep;
+}
+DoneSweep done_sweep = BoundedSweep();
 
 int64 PurgeFromSweep(text *, int limit)
 {
