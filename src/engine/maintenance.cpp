@@ -136,6 +136,16 @@ BlockNumber JobsBlocks()
     return n;
 }
 
+// The one timestamp `stmt` returns; `none` when it returns no row or NULL.
+TimestampTz EarliestTime(Statement *stmt, Datum *args, TimestampTz none)
+{
+    bool isnull = true;
+    Datum value = 0;
+    if (Execute(stmt, args, nullptr, 1) == 1)
+        value = ResultValue(0, 1, &isnull);
+    return isnull ? none : DatumGetTimestampTz(value);
+}
+
 Datum BlockStart(BlockNumber block)
 {
     ItemPointer tid = (ItemPointer) palloc(sizeof(ItemPointerData));
@@ -216,11 +226,7 @@ int64 ReapExpiredFrom(text *queue, int limit, LeaseScan *scan)
         scan->next_from = scan->from;  // a full batch: the next one starts here again
         if (n < (uint64) limit) {
             Datum probe[1] = {TimestampTzGetDatum(scan->from)};
-            bool isnull = true;
-            Datum earliest = 0;
-            if (Execute(&kEarliestLease, probe, nullptr, 1) == 1)
-                earliest = ResultValue(0, 1, &isnull);
-            scan->next_from = isnull ? bound : Min(bound, DatumGetTimestampTz(earliest));
+            scan->next_from = Min(bound, EarliestTime(&kEarliestLease, probe, DT_NOEND));
             scan->next_from = Max(scan->next_from, scan->from);
         }
     }
@@ -272,12 +278,8 @@ int64 PurgeDoneRange(text *queue, int want, TimestampTz now, DoneSweep *sweep)
     if (sweep->bounded && end > sweep->next) {
         // What this range keeps (this statement sees the deletions above).
         Datum range[2] = {BlockStart(sweep->next), BlockStart(end)};
-        bool isnull = true;
-        Datum earliest = 0;
-        if (Execute(&kEarliestDoneInRange, range, nullptr, 1) == 1)
-            earliest = ResultValue(0, 1, &isnull);
-        if (!isnull)
-            sweep->earliest_kept = Min(sweep->earliest_kept, DatumGetTimestampTz(earliest));
+        sweep->earliest_kept =
+            Min(sweep->earliest_kept, EarliestTime(&kEarliestDoneInRange, range, DT_NOEND));
     }
     if (end < blocks) {
         sweep->next = end;
@@ -345,7 +347,7 @@ namespace {
 // more (it returns how many jobs it did and sets *more); a LOG line names what
 // was done.
 template <typename Batch>
-int64 RunBatches(text *queue, const char *done, Batch next_batch)
+int64 RunAllBatches(text *queue, const char *done, Batch next_batch)
 {
     ConnectSpi();  // the batches nest their own SPI connections inside this one
     if (queue)
@@ -362,7 +364,7 @@ int64 RunBatches(text *queue, const char *done, Batch next_batch)
 // Batches of `batch` until one comes back short.
 int64 RunUntilShort(int64 (*batch)(text *, int), text *queue, const char *done)
 {
-    return RunBatches(queue, done, [batch, queue](bool *more) {
+    return RunAllBatches(queue, done, [batch, queue](bool *more) {
         int64 n = batch(queue, kSqlFunctionBatch);
         *more = n >= kSqlFunctionBatch;
         return n;
@@ -383,7 +385,7 @@ int64 PurgeFinished(text *queue)
     // only in a batch that found the last range's done jobs all purged, and
     // the failed and cancelled ones too (they come first in each batch).
     DoneSweep sweep;
-    return RunBatches(queue, "purged past their retention", [queue, &sweep](bool *more) {
+    return RunAllBatches(queue, "purged past their retention", [queue, &sweep](bool *more) {
         int64 n = PurgeFinishedFrom(queue, kSqlFunctionBatch, &sweep);
         *more = !sweep.wrapped;
         return n;
