@@ -45,3 +45,26 @@ SELECT pg_temp.err($$SELECT enqueue('emails', '{}', dedup_key => repeat('k', 513
 SELECT pg_temp.fingerprint() = :'before' AS unchanged;
 -- The full message for an unknown queue, with its hint.
 SELECT enqueue('nope');
+-- enqueue() without a dedup key writes its row through the executor's
+-- single-row path, no INSERT statement, and the row is what an INSERT would
+-- write: a column someone added takes its default, a CHECK constraint someone
+-- added is enforced and a unique index someone added is checked, and a
+-- refused row leaves nothing behind. The id comes from the table's sequence.
+ALTER TABLE claimqueue.jobs ADD COLUMN origin text NOT NULL DEFAULT 'app',
+    ADD CONSTRAINT small_payload CHECK (pg_column_size(payload) < 100);
+CREATE UNIQUE INDEX one_per_order ON claimqueue.jobs ((payload->>'order')) WHERE payload ? 'order';
+SELECT enqueue('emails', '{"order": 1}') = currval('claimqueue.jobs_id_seq') AS id_from_sequence;
+SELECT state, attempt, max_attempts, origin, pos IS NOT NULL AS positioned
+FROM claimqueue.jobs WHERE payload = '{"order": 1}';
+SELECT pg_temp.fingerprint() AS before \gset
+SELECT pg_temp.err($$SELECT enqueue('emails', jsonb_build_object('pad', repeat('x', 200)))$$);
+SELECT pg_temp.err($$SELECT enqueue('emails', '{"order": 1}')$$);
+SELECT pg_temp.fingerprint() = :'before' AS unchanged;
+-- A job for later has no claim position until it is due.
+SELECT enqueue('emails', '{"order": 2}', run_at => now() + interval '1 day') AS later \gset
+SELECT pos IS NULL AS waits FROM claimqueue.jobs WHERE id = :later;
+DROP INDEX claimqueue.one_per_order;
+ALTER TABLE claimqueue.jobs DROP CONSTRAINT small_payload, DROP COLUMN origin;
+-- With the added column dropped, the writer is built again for the new shape.
+SELECT enqueue('emails', '{"order": 3}') AS reshaped \gset
+SELECT state, payload FROM claimqueue.jobs WHERE id = :reshaped;

@@ -28,7 +28,9 @@ CREATE TRIGGER b_stamp BEFORE UPDATE ON claimqueue.jobs
 CREATE TRIGGER note_after AFTER INSERT OR UPDATE ON claimqueue.jobs
     FOR EACH ROW EXECUTE FUNCTION pg_temp.note();
 SELECT create_queue('trig', backoff_base => '0');
-SELECT count(*) FROM enqueue_batch('trig', array_fill('{}'::jsonb, ARRAY[5]));
+SELECT count(*) FROM enqueue_batch('trig', array_fill('{}'::jsonb, ARRAY[4]));
+-- enqueue() of one job too: with a trigger on the table it runs an INSERT.
+SELECT enqueue('trig');
 SELECT id, attempt FROM dequeue('trig', 'w', 2);
 SELECT complete(1, 1);
 SELECT fail(2, 1, 'boom', retry_in => '0');
@@ -68,3 +70,20 @@ SELECT job = :job AS this_job, tg, new_state FROM pg_temp.column_seen ORDER BY n
 DROP TRIGGER of_state ON claimqueue.jobs;
 DROP TRIGGER of_worker ON claimqueue.jobs;
 DROP TRIGGER of_payload ON claimqueue.jobs;
+-- enqueue() runs no INSERT on a table without triggers. With any trigger on
+-- it, it runs one, so a statement-level INSERT trigger fires for each
+-- enqueue() (dequeue() and the finishing calls fire none).
+CREATE TABLE pg_temp.statements_seen (n serial, tg text);
+CREATE FUNCTION pg_temp.note_statement() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO pg_temp.statements_seen (tg) VALUES (TG_OP || ' ' || TG_LEVEL);
+    RETURN NULL;
+END $$;
+CREATE TRIGGER each_statement AFTER INSERT OR UPDATE ON claimqueue.jobs
+    FOR EACH STATEMENT EXECUTE FUNCTION pg_temp.note_statement();
+SELECT enqueue('trig_cols') AS job \gset
+SELECT complete(id, attempt) FROM dequeue('trig_cols', 'w4');
+SELECT tg FROM pg_temp.statements_seen ORDER BY n;
+DROP TRIGGER each_statement ON claimqueue.jobs;
+SELECT enqueue('trig_cols') > :job AS enqueued_without_trigger;
+SELECT count(*) AS statements FROM pg_temp.statements_seen;

@@ -5,6 +5,9 @@
 #include <algorithm>
 
 #include "pg/clock.hpp"
+#include "cursors/cursors.hpp"
+#include "engine/job_rows.hpp"
+#include "engine/queue_cache.hpp"
 #include "engine/queue_locks.hpp"
 #include "engine/queues.hpp"
 #include "metrics/metrics.hpp"
@@ -63,11 +66,55 @@ Statement kInsertBatchKeyed = {CQ_INSERT_BATCH(", concurrency_key", ", $7"), 7,
 // pathological loop (the live job finishing between our two statements).
 constexpr int kDedupRounds = 10;
 
+// A job without a dedup key, written by the executor's single-row path
+// (job_rows.hpp) with no statement: the queue's id comes from the queue
+// cache, the claim position from ReadyPosition, the id from the column's
+// default, as the INSERT above would draw them. False when the table has
+// triggers or generated columns: the caller runs the INSERT, so that they
+// fire as for any statement (statement-level triggers included).
+bool InsertDirectly(int32 queue_id, const NewJob &job, TimestampTz now, int64 *id)
+{
+    const QueueFacts *facts = QueueFactsById(queue_id);
+    if (facts == nullptr)
+        return false;  // gone meanwhile: the INSERT reports it
+    NewJobRow row;
+    row.queue_id = queue_id;
+    row.payload = job.payload;
+    row.run_at = job.run_at_null ? now : DatumGetTimestampTz(job.run_at);
+    row.priority = (int16) job.priority;
+    row.max_attempts = job.max_attempts_null ? facts->max_attempts
+                                             : DatumGetInt32(job.max_attempts);
+    row.created_at = now;
+    row.concurrency_key = job.concurrency_key;
+    JobRows *rows = OpenJobRows();
+    bool direct = JobRowsInsertDirectly(rows) &&
+                  (job.concurrency_key == nullptr || JobRowsHaveKeys(rows));
+    if (direct) {
+        row.pos = ReadyPosition(queue_id, row.priority, row.run_at, now);
+        *id = InsertJob(rows, row);
+    }
+    CloseJobRows(rows);
+    return direct;
+}
+
 }  // namespace
 
 int64 EnqueueJob(text *queue, const NewJob &job, text *dedup_key)
 {
-    LockQueueName(queue, ShareLock);
+    int32 queue_id = LockQueueName(queue, ShareLock);
+    // A dedup key needs ON CONFLICT; a transaction snapshot, the INSERT's
+    // view of the queue (RequireQueueCurrent, and SERIALIZABLE's predicate
+    // lock on the queue's row): both run the statement.
+    if (dedup_key == nullptr && queue_id > 0 && !IsolationUsesXactSnapshot()) {
+        TimestampTz now = ClockNow();
+        int64 id;
+        if (InsertDirectly(queue_id, job, now, &id)) {
+            CountTransition(queue_id, Transition::kEnqueue);
+            NoteJobsReady(text_to_cstring(queue), 1,
+                          job.run_at_null ? now : DatumGetTimestampTz(job.run_at));
+            return id;
+        }
+    }
     ConnectSpi();
     RequireQueueCurrent(queue);
     TimestampTz now = ClockNow();

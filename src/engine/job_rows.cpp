@@ -13,6 +13,7 @@ extern "C" {
 #include "catalog/pg_collation.h"
 #include "commands/trigger.h"
 #include "executor/executor.h"
+#include "rewrite/rewriteHandler.h"
 #include "storage/bufmgr.h"
 #include "utils/datum.h"
 #include "utils/fmgroids.h"
@@ -79,6 +80,9 @@ struct Writer {
     Bitmapset *column_sets[kColumnSetCache];
     uint32 column_set_masks[kColumnSetCache];
     int ncolumn_sets;
+    // An insert's column defaults, compiled on the first insert: one per
+    // attribute, nullptr where the column has none (NULL) or is dropped.
+    ExprState **defaults;
 };
 
 // The backend's writer, kept between calls while the table has no triggers
@@ -269,6 +273,27 @@ void OpenIndexesToWrite(Writer *w, TupleTableSlot *previous, TupleTableSlot *ver
         info->ii_CheckedUnchanged = entered;
         if (entered)
             info->ii_IndexUnchanged = false;
+    }
+}
+
+// Before an insert of `row`: opens each index the row gets an entry in, as
+// OpenIndexesToWrite does for a new version (an insert has no "unchanged"
+// hint to work out).
+void OpenIndexesToInsert(Writer *w, TupleTableSlot *row)
+{
+    if (w->runs_added_code)
+        return;  // all open
+    ExprContext *econtext = GetPerTupleExprContext(w->estate);
+    for (int i = 0; i < w->nindexes; i++) {
+        IndexInfo *info = w->rri->ri_IndexRelationInfo[i];
+        if (info->ii_Predicate != NIL) {
+            if (info->ii_PredicateState == nullptr)
+                info->ii_PredicateState = ExecPrepareQual(info->ii_Predicate, w->estate);
+            econtext->ecxt_scantuple = row;
+            if (!ExecQual(info->ii_PredicateState, econtext))
+                continue;
+        }
+        (void) IndexOf(w, i);
     }
 }
 
@@ -1103,6 +1128,37 @@ void ApplyUpdate(Writer *w, TupleTableSlot *from, const JobUpdate &update)
         Set(w, kResult, PointerGetDatum(update.result));
 }
 
+// The columns every insert sets (InsertJob); the concurrency key only when
+// the job has one.
+constexpr uint32 kInsertSets = (1u << kQueueId) | (1u << kPayload) | (1u << kRunAt) |
+                               (1u << kPriority) | (1u << kMaxAttempts) | (1u << kCreatedAt) |
+                               (1u << kDedupKey) | (1u << kPos);
+
+// The defaults of the other columns, as an INSERT that does not name them
+// takes them (build_column_default: the column's DEFAULT, an identity's
+// sequence, a domain's default), compiled once per writer; nullptr where the
+// default is NULL.
+void CompileDefaults(Writer *w, Relation rel)
+{
+    MemoryContext caller = MemoryContextSwitchTo(w->estate->es_query_cxt);
+    TupleDesc desc = RelationGetDescr(rel);
+    w->defaults = (ExprState **) palloc0(sizeof(ExprState *) * (desc->natts + 1));
+    for (int c = 0; c < kColumns; c++)
+        if ((kInsertSets & (1u << c)) && w->attnum[c] == InvalidAttrNumber)
+            elog(ERROR, "claimqueue: claimqueue.jobs has no column \"%s\"", kColumnNames[c]);
+    for (int i = 0; i < desc->natts; i++) {
+        bool set = false;
+        for (int c = 0; c < kColumns; c++)
+            set = set || ((kInsertSets & (1u << c)) && w->attnum[c] == i + 1);
+        if (set || TupleDescAttr(desc, i)->attisdropped)
+            continue;
+        Node *expr = build_column_default(rel, i + 1);
+        if (expr != nullptr)
+            w->defaults[i] = ExecPrepareExpr((Expr *) expr, w->estate);
+    }
+    MemoryContextSwitchTo(caller);
+}
+
 [[noreturn]] void ConcurrentChange(TM_Result result)
 {
     ereport(ERROR, (errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
@@ -1182,6 +1238,59 @@ bool UpdateRunningJob(JobRows *rows, int32 attempt, const JobUpdate &update)
         }
     }
     elog(ERROR, "claimqueue: a job row locked by this transaction changed");
+}
+
+bool JobRowsInsertDirectly(JobRows *rows)
+{
+    return rows->writer->plain;
+}
+
+int64 InsertJob(JobRows *rows, const NewJobRow &job)
+{
+    Writer *w = rows->writer;
+    if (!w->plain)
+        elog(ERROR, "claimqueue: InsertJob on a table with triggers or generated columns");
+    if (rows->snapshot == nullptr)
+        NewJobRowsSnapshot(rows);  // for code a constraint or an index may run
+    if (w->defaults == nullptr)
+        CompileDefaults(w, rows->rel);
+    TupleTableSlot *row = w->new_slot;
+    ExecClearTuple(row);
+    w->set_columns = 0;
+    // Defaults first, in column order, as an INSERT evaluates its target
+    // list: the id's nextval() is drawn here.
+    ExprContext *econtext = GetPerTupleExprContext(w->estate);
+    int natts = row->tts_tupleDescriptor->natts;
+    for (int i = 0; i < natts; i++) {
+        row->tts_values[i] = (Datum) 0;
+        row->tts_isnull[i] = true;
+        if (w->defaults[i] != nullptr)
+            row->tts_values[i] =
+                ExecEvalExprSwitchContext(w->defaults[i], econtext, &row->tts_isnull[i]);
+    }
+    Set(w, kQueueId, Int32GetDatum(job.queue_id));
+    Set(w, kPayload, job.payload);
+    Set(w, kRunAt, TimestampTzGetDatum(job.run_at));
+    Set(w, kPriority, Int16GetDatum(job.priority));
+    Set(w, kMaxAttempts, Int32GetDatum(job.max_attempts));
+    Set(w, kCreatedAt, TimestampTzGetDatum(job.created_at));
+    Set(w, kDedupKey, (Datum) 0, true);
+    Set(w, kPos, Int64GetDatum(job.pos), job.pos < 0);
+    if (job.concurrency_key != nullptr)
+        Set(w, kConcurrencyKey, PointerGetDatum(job.concurrency_key));
+    ExecStoreVirtualTuple(row);
+    OpenIndexesToInsert(w, row);
+    Relation rel = rows->rel;
+    if (rel->rd_att->constr)
+        ExecConstraints(w->rri, row, w->estate);
+    table_tuple_insert(rel, row, w->estate->es_output_cid, 0, nullptr);
+    InsertIndexEntries(w->rri, row, w->estate);
+    bool isnull;
+    int64 id = DatumGetInt64(Value(w, row, kId, &isnull));
+    if (isnull)
+        elog(ERROR, "claimqueue: claimqueue.jobs.id is NULL");
+    ResetPerTupleExprContext(w->estate);
+    return id;
 }
 
 }  // namespace claimqueue

@@ -122,6 +122,30 @@ bool JobRowsHaveKeys(JobRows *rows);
 // The oid of the claimqueue.jobs that `rows` has open.
 Oid JobRowsRelid(JobRows *rows);
 
+// --- Enqueuing ------------------------------------------------------------------
+
+// A new job's columns, as enqueue() gives them. The others take their
+// defaults (id from the sequence, state 'ready', attempt 0), as an INSERT's.
+struct NewJobRow {
+    int32 queue_id;
+    Datum payload;       // jsonb
+    TimestampTz run_at;
+    int16 priority;
+    int32 max_attempts;
+    TimestampTz created_at;
+    int64 pos;           // -1: NULL (a job waiting for its run_at)
+    text *concurrency_key;  // nullptr: the column's default (none)
+};
+
+// Whether InsertJob can write the row: the table has no triggers and no
+// stored generated columns, so nothing an INSERT statement would run is
+// skipped. Otherwise the caller runs an INSERT.
+bool JobRowsInsertDirectly(JobRows *rows);
+// Inserts the job as INSERT would: column defaults, NOT NULL and CHECK
+// constraints, an entry in every index whose predicate the row satisfies
+// (the unique ones checked), WAL. Returns its id.
+int64 InsertJob(JobRows *rows, const NewJobRow &job);
+
 // --- Finishing a running job ---------------------------------------------------
 
 // Finds job `id` as this statement's snapshot shows it (the primary key);

@@ -39,12 +39,12 @@ Facts facts[kQueues];
 int next_facts = 0;
 
 Statement kQueueFacts = {
-    "SELECT name, lease, backoff_base, backoff_cap, paused FROM claimqueue.queues"
+    "SELECT name, lease, backoff_base, backoff_cap, paused, max_attempts FROM claimqueue.queues"
     " WHERE queue_id = $1",
     1, {INT4OID}, nullptr};
 // With the flow-control settings, once the table has them (0.5.0).
 Statement kQueueFactsLimits = {
-    "SELECT name, lease, backoff_base, backoff_cap, paused,"
+    "SELECT name, lease, backoff_base, backoff_cap, paused, max_attempts,"
     " coalesce(max_running, 0), coalesce(max_running_per_key, 0), fair, xmin"
     " FROM claimqueue.queues WHERE queue_id = $1",
     1, {INT4OID}, nullptr};
@@ -142,10 +142,11 @@ const QueueFacts *QueueFactsById(int32 queue_id)
         slot->facts.backoff_base = *DatumGetIntervalP(ResultValue(0, 3));
         slot->facts.backoff_cap = *DatumGetIntervalP(ResultValue(0, 4));
         slot->facts.paused = DatumGetBool(ResultValue(0, 5));
-        slot->facts.max_running = limits ? DatumGetInt32(ResultValue(0, 6)) : 0;
-        slot->facts.max_running_per_key = limits ? DatumGetInt32(ResultValue(0, 7)) : 0;
-        slot->facts.fair = limits && DatumGetBool(ResultValue(0, 8));
-        slot->facts.settings_xmin = limits ? DatumGetTransactionId(ResultValue(0, 9)) : 0;
+        slot->facts.max_attempts = DatumGetInt32(ResultValue(0, 6));
+        slot->facts.max_running = limits ? DatumGetInt32(ResultValue(0, 7)) : 0;
+        slot->facts.max_running_per_key = limits ? DatumGetInt32(ResultValue(0, 8)) : 0;
+        slot->facts.fair = limits && DatumGetBool(ResultValue(0, 9));
+        slot->facts.settings_xmin = limits ? DatumGetTransactionId(ResultValue(0, 10)) : 0;
         slot->used = true;
     }
     FinishSpi();

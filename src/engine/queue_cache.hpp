@@ -32,6 +32,7 @@ struct QueueFacts {
     Interval backoff_base;
     Interval backoff_cap;
     bool paused;  // pause_queue(): claims take nothing
+    int32 max_attempts;  // a new job's, when enqueue() names none
     // Concurrency limits (0.5.0; 0: none, as on a database still at 0.4.0).
     int32 max_running;
     int32 max_running_per_key;

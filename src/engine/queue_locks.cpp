@@ -1,6 +1,10 @@
 // claimqueue's own advisory locks (see queue_locks.hpp).
 #include "engine/queue_locks.hpp"
 
+extern "C" {
+#include "utils/inval.h"
+}
+
 #include "engine/queue_cache.hpp"
 #include "pg/statement.hpp"
 #include "locks/advisory.hpp"
@@ -22,8 +26,21 @@ int32 CurrentQueueId(text *name)
 
 }  // namespace
 
-void LockQueueName(text *name, LOCKMODE mode)
+int32 LockQueueName(text *name, LOCKMODE mode)
 {
+    // The queue cache's id, locked: a drop or re-creation of the queue that
+    // committed before the lock was granted has sent its invalidation by then
+    // (before its locks went), and taking it in drops the cached name. The
+    // name still cached is current, and no statement is needed.
+    int32 cached = CachedQueueId(name);
+    if (cached > 0) {
+        LOCKTAG tag;
+        SetNamespacedLockTag(&tag, kInternalLockNamespace, cached);
+        (void) LockAcquire(&tag, mode, false, false);
+        AcceptInvalidationMessages();
+        if (CachedQueueId(name) == cached)
+            return cached;
+    }
     ConnectSpi();
     // Lock the id the name has, then check that it still has it: a drop that
     // committed while we waited leaves the name unknown (done: the caller
@@ -43,6 +60,7 @@ void LockQueueName(text *name, LOCKMODE mode)
     }
     RememberQueueId(name, id);  // (nothing when the queue is gone: id 0)
     FinishSpi();
+    return id;
 }
 
 bool TryLockReaper()

@@ -16,7 +16,9 @@ namespace claimqueue {
 // in `mode`, or nothing when no such queue exists (the caller's own lookup
 // then reports it). Called before the caller's queue lookup; if the queue was
 // dropped and created again while this waited, the new queue's lock is taken.
-void LockQueueName(text *name, LOCKMODE mode);
+// Returns the id locked, 0 when there is no such queue. With the id in the
+// queue cache, it runs no statement.
+int32 LockQueueName(text *name, LOCKMODE mode);
 
 // The one-reaper-per-database guarantee: a session-level exclusive advisory
 // lock in the reserved namespace, taken without waiting. False when another

@@ -161,6 +161,17 @@ inline TM_Result UpdateTupleAndIndexes(ResultRelInfo *rri, EState *estate, ItemP
     return result;
 }
 
+// The index entries of a newly inserted row (an INSERT's, no ON CONFLICT):
+// 16 added the summarizing-only flag.
+inline void InsertIndexEntries(ResultRelInfo *rri, TupleTableSlot *slot, EState *estate)
+{
+#if PG_VERSION_NUM >= 160000
+    list_free(ExecInsertIndexTuples(rri, slot, estate, false, false, nullptr, NIL, false));
+#else
+    list_free(ExecInsertIndexTuples(rri, slot, estate, false, false, nullptr, NIL));
+#endif
+}
+
 // An index scan with no ORDER BY operators: 18 added scan instrumentation.
 inline IndexScanDesc BeginIndexScan(Relation heap, Relation index, Snapshot snapshot, int nkeys)
 {
