@@ -66,13 +66,16 @@ Statement kInsertBatchKeyed = {CQ_INSERT_BATCH(", concurrency_key", ", $7"), 7,
 // pathological loop (the live job finishing between our two statements).
 constexpr int kDedupRounds = 10;
 
-// A job without a dedup key, written by the executor's single-row path
-// (job_rows.hpp) with no statement: the queue's id comes from the queue
-// cache, the claim position from ReadyPosition, the id from the column's
-// default, as the INSERT above would draw them. False when the table has
-// triggers or generated columns: the caller runs the INSERT, so that they
-// fire as for any statement (statement-level triggers included).
-bool InsertDirectly(int32 queue_id, const NewJob &job, TimestampTz now, int64 *id)
+// The job written by the executor's single-row path (job_rows.hpp) with no
+// statement: the queue's id comes from the queue cache, the claim position
+// from ReadyPosition, the id from the column's default, as the INSERT above
+// would draw them; a dedup key is arbitrated by jobs_dedup_idx as its ON
+// CONFLICT clause would. False when the table has triggers or generated
+// columns: the caller runs the INSERT, so that they fire as for any
+// statement (statement-level triggers included). Else *inserted says whether
+// the job was written or a live job with its dedup key found, *id either's.
+bool InsertDirectly(int32 queue_id, const NewJob &job, text *dedup_key, TimestampTz now,
+                    int64 *id, bool *inserted)
 {
     const QueueFacts *facts = QueueFactsById(queue_id);
     if (facts == nullptr)
@@ -86,12 +89,13 @@ bool InsertDirectly(int32 queue_id, const NewJob &job, TimestampTz now, int64 *i
                                              : DatumGetInt32(job.max_attempts);
     row.created_at = now;
     row.concurrency_key = job.concurrency_key;
+    row.dedup_key = dedup_key;
     JobRows *rows = OpenJobRows();
-    bool direct = JobRowsInsertDirectly(rows) &&
+    bool direct = JobRowsInsertDirectly(rows, dedup_key != nullptr) &&
                   (job.concurrency_key == nullptr || JobRowsHaveKeys(rows));
     if (direct) {
         row.pos = ReadyPosition(queue_id, row.priority, row.run_at, now);
-        *id = InsertJob(rows, row);
+        *inserted = InsertJob(rows, row, id);
     }
     CloseJobRows(rows);
     return direct;
@@ -102,16 +106,20 @@ bool InsertDirectly(int32 queue_id, const NewJob &job, TimestampTz now, int64 *i
 int64 EnqueueJob(text *queue, const NewJob &job, text *dedup_key)
 {
     int32 queue_id = LockQueueName(queue, ShareLock);
-    // A dedup key needs ON CONFLICT; a transaction snapshot, the INSERT's
-    // view of the queue (RequireQueueCurrent, and SERIALIZABLE's predicate
-    // lock on the queue's row): both run the statement.
-    if (dedup_key == nullptr && queue_id > 0 && !IsolationUsesXactSnapshot()) {
+    // A transaction snapshot needs the INSERT's view of the queue
+    // (RequireQueueCurrent, and SERIALIZABLE's predicate lock on the queue's
+    // row), and its ON CONFLICT's check against that snapshot: it runs the
+    // statement.
+    if (queue_id > 0 && !IsolationUsesXactSnapshot()) {
         TimestampTz now = ClockNow();
         int64 id;
-        if (InsertDirectly(queue_id, job, now, &id)) {
-            CountTransition(queue_id, Transition::kEnqueue);
-            NoteJobsReady(text_to_cstring(queue), 1,
-                          job.run_at_null ? now : DatumGetTimestampTz(job.run_at));
+        bool inserted;
+        if (InsertDirectly(queue_id, job, dedup_key, now, &id, &inserted)) {
+            if (inserted) {
+                CountTransition(queue_id, Transition::kEnqueue);
+                NoteJobsReady(text_to_cstring(queue), 1,
+                              job.run_at_null ? now : DatumGetTimestampTz(job.run_at));
+            }
             return id;
         }
     }

@@ -9,11 +9,13 @@ extern "C" {
 #include "access/itup.h"
 #include "access/table.h"
 #include "access/tableam.h"
+#include "catalog/index.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_collation.h"
 #include "commands/trigger.h"
 #include "executor/executor.h"
 #include "rewrite/rewriteHandler.h"
+#include "storage/lmgr.h"
 #include "storage/bufmgr.h"
 #include "utils/datum.h"
 #include "utils/fmgroids.h"
@@ -64,6 +66,8 @@ struct Writer {
     int running_index;      // jobs_running_idx led by queue_id (0.5.0), -1 when not
     int running_key_index;  // jobs_running_key_idx (0.5.0), -1 when absent
     int fair_index;         // jobs_fair_idx (0.5.0), -1 when absent
+    int dedup_index;        // jobs_dedup_idx, -1 when absent
+    List *dedup_arbiter;    // its oid, once its uniqueness operators are looked up
     EState *estate;
     ResultRelInfo *rri;
     TupleTableSlot *scan_slot;  // a version as an index scan returned it
@@ -179,7 +183,7 @@ Writer *Build(Relation rel, MemoryContext parent)
     w->nindexes = w->rri->ri_NumIndices;
     w->index_oids = (Oid *) palloc(sizeof(Oid) * (w->nindexes + 1));
     w->pkey_index = w->ready_index = w->running_index = w->running_key_index = w->fair_index =
-        -1;
+        w->dedup_index = -1;
     for (int i = 0; i < w->nindexes; i++) {
         Relation index = w->rri->ri_IndexRelationDescs[i];
         w->index_oids[i] = RelationGetRelid(index);
@@ -195,6 +199,9 @@ Writer *Build(Relation rel, MemoryContext parent)
             w->running_key_index = i;
         else if (strcmp(RelationGetRelationName(index), "jobs_fair_idx") == 0)
             w->fair_index = i;
+        else if (strcmp(RelationGetRelationName(index), "jobs_dedup_idx") == 0 &&
+                 index->rd_index->indisunique)
+            w->dedup_index = i;
     }
     if (w->pkey_index < 0 || w->ready_index < 0)
         elog(ERROR, "claimqueue: claimqueue.jobs lacks jobs_pkey or jobs_ready_idx");
@@ -1240,15 +1247,72 @@ bool UpdateRunningJob(JobRows *rows, int32 attempt, const JobUpdate &update)
     elog(ERROR, "claimqueue: a job row locked by this transaction changed");
 }
 
-bool JobRowsInsertDirectly(JobRows *rows)
+bool JobRowsInsertDirectly(JobRows *rows, bool dedup)
 {
-    return rows->writer->plain;
+    return rows->writer->plain && (!dedup || rows->writer->dedup_index >= 0);
 }
 
-int64 InsertJob(JobRows *rows, const NewJobRow &job)
+namespace {
+
+// jobs_dedup_idx as an ON CONFLICT arbiter: the operators its conflict check
+// compares with (ExecOpenIndices does this for a speculative insertion).
+void PrepareDedupArbiter(Writer *w)
+{
+    if (w->dedup_arbiter != NIL)
+        return;
+    MemoryContext caller = MemoryContextSwitchTo(w->context);
+    BuildSpeculativeIndexInfo(IndexOf(w, w->dedup_index),
+                              w->rri->ri_IndexRelationInfo[w->dedup_index]);
+    w->dedup_arbiter = list_make1_oid(w->index_oids[w->dedup_index]);
+    MemoryContextSwitchTo(caller);
+}
+
+// The id of the job whose version is at `tid` (a conflict the check found).
+int64 IdAt(JobRows *rows, ItemPointer tid)
 {
     Writer *w = rows->writer;
-    if (!w->plain)
+    ItemPointerData at = *tid;
+    if (!table_tuple_fetch_row_version(rows->rel, &at, SnapshotAny, w->scan_slot))
+        elog(ERROR, "claimqueue: the job with a conflicting dedup key could not be read");
+    int64 id = DatumGetInt64(Required(w, w->scan_slot, kId));
+    ExecClearTuple(w->scan_slot);
+    return id;
+}
+
+// Writes `row`, or finds the live job with its dedup key, as INSERT ... ON
+// CONFLICT DO NOTHING does: a check first (it waits for a transaction that
+// is inserting or changing a job with the key, then reports a conflict with
+// one that is live); then the row is inserted speculatively and its index
+// entries made, and if a job with the key came in meanwhile the row is
+// killed and the check runs again. True when the row was written.
+bool InsertUnlessDuplicate(JobRows *rows, TupleTableSlot *row, int64 *existing)
+{
+    Writer *w = rows->writer;
+    Relation rel = rows->rel;
+    PrepareDedupArbiter(w);
+    for (;;) {
+        CHECK_FOR_INTERRUPTS();
+        ItemPointerData conflict;
+        if (!CheckArbiter(w->rri, row, w->estate, &conflict, w->dedup_arbiter)) {
+            *existing = IdAt(rows, &conflict);
+            return false;
+        }
+        uint32 token = SpeculativeInsertionLockAcquire(GetCurrentTransactionId());
+        table_tuple_insert_speculative(rel, row, w->estate->es_output_cid, 0, nullptr, token);
+        bool conflicted = InsertSpeculativeIndexEntries(w->rri, row, w->estate, w->dedup_arbiter);
+        table_tuple_complete_speculative(rel, row, token, !conflicted);
+        SpeculativeInsertionLockRelease(GetCurrentTransactionId());
+        if (!conflicted)
+            return true;
+    }
+}
+
+}  // namespace
+
+bool InsertJob(JobRows *rows, const NewJobRow &job, int64 *id)
+{
+    Writer *w = rows->writer;
+    if (!JobRowsInsertDirectly(rows, job.dedup_key != nullptr))
         elog(ERROR, "claimqueue: InsertJob on a table with triggers or generated columns");
     if (rows->snapshot == nullptr)
         NewJobRowsSnapshot(rows);  // for code a constraint or an index may run
@@ -1274,7 +1338,7 @@ int64 InsertJob(JobRows *rows, const NewJobRow &job)
     Set(w, kPriority, Int16GetDatum(job.priority));
     Set(w, kMaxAttempts, Int32GetDatum(job.max_attempts));
     Set(w, kCreatedAt, TimestampTzGetDatum(job.created_at));
-    Set(w, kDedupKey, (Datum) 0, true);
+    Set(w, kDedupKey, PointerGetDatum(job.dedup_key), job.dedup_key == nullptr);
     Set(w, kPos, Int64GetDatum(job.pos), job.pos < 0);
     if (job.concurrency_key != nullptr)
         Set(w, kConcurrencyKey, PointerGetDatum(job.concurrency_key));
@@ -1283,14 +1347,17 @@ int64 InsertJob(JobRows *rows, const NewJobRow &job)
     Relation rel = rows->rel;
     if (rel->rd_att->constr)
         ExecConstraints(w->rri, row, w->estate);
-    table_tuple_insert(rel, row, w->estate->es_output_cid, 0, nullptr);
-    InsertIndexEntries(w->rri, row, w->estate);
-    bool isnull;
-    int64 id = DatumGetInt64(Value(w, row, kId, &isnull));
-    if (isnull)
-        elog(ERROR, "claimqueue: claimqueue.jobs.id is NULL");
+    bool inserted = true;
+    if (job.dedup_key == nullptr) {
+        table_tuple_insert(rel, row, w->estate->es_output_cid, 0, nullptr);
+        InsertIndexEntries(w->rri, row, w->estate);
+    } else {
+        inserted = InsertUnlessDuplicate(rows, row, id);
+    }
+    if (inserted)
+        *id = DatumGetInt64(Required(w, row, kId));
     ResetPerTupleExprContext(w->estate);
-    return id;
+    return inserted;
 }
 
 }  // namespace claimqueue

@@ -135,16 +135,23 @@ struct NewJobRow {
     TimestampTz created_at;
     int64 pos;           // -1: NULL (a job waiting for its run_at)
     text *concurrency_key;  // nullptr: the column's default (none)
+    text *dedup_key;        // nullptr: none
 };
 
 // Whether InsertJob can write the row: the table has no triggers and no
 // stored generated columns, so nothing an INSERT statement would run is
-// skipped. Otherwise the caller runs an INSERT.
-bool JobRowsInsertDirectly(JobRows *rows);
+// skipped, and (for a job with a dedup key) it has jobs_dedup_idx.
+// Otherwise the caller runs an INSERT.
+bool JobRowsInsertDirectly(JobRows *rows, bool dedup);
 // Inserts the job as INSERT would: column defaults, NOT NULL and CHECK
 // constraints, an entry in every index whose predicate the row satisfies
-// (the unique ones checked), WAL. Returns its id.
-int64 InsertJob(JobRows *rows, const NewJobRow &job);
+// (the unique ones checked), WAL; true, with its id in *id.
+// A job with a dedup key is inserted as INSERT ... ON CONFLICT DO NOTHING
+// with jobs_dedup_idx as the arbiter inserts it (a speculative insertion):
+// when a ready or running job of its queue has the key, after waiting for a
+// transaction that is inserting or changing that job, nothing is written
+// and false is returned, with that job's id in *id. READ COMMITTED only.
+bool InsertJob(JobRows *rows, const NewJobRow &job, int64 *id);
 
 // --- Finishing a running job ---------------------------------------------------
 

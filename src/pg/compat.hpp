@@ -172,6 +172,36 @@ inline void InsertIndexEntries(ResultRelInfo *rri, TupleTableSlot *slot, EState 
 #endif
 }
 
+// The pre-check of a speculative insertion (INSERT ... ON CONFLICT) against
+// the arbiter indexes: false, with the conflicting version's TID, when a live
+// row has the key (after waiting for a transaction changing one). 18 added
+// the TID of a row to leave out (none here).
+inline bool CheckArbiter(ResultRelInfo *rri, TupleTableSlot *slot, EState *estate,
+                         ItemPointer conflict, List *arbiters)
+{
+#if PG_VERSION_NUM >= 180000
+    ItemPointerData none;
+    ItemPointerSetInvalid(&none);
+    return ExecCheckIndexConstraints(rri, slot, estate, conflict, &none, arbiters);
+#else
+    return ExecCheckIndexConstraints(rri, slot, estate, conflict, arbiters);
+#endif
+}
+
+// The index entries of a row inserted speculatively: true when an arbiter
+// index found a conflicting entry meanwhile (the row is then to be killed).
+inline bool InsertSpeculativeIndexEntries(ResultRelInfo *rri, TupleTableSlot *slot,
+                                          EState *estate, List *arbiters)
+{
+    bool conflict = false;
+#if PG_VERSION_NUM >= 160000
+    list_free(ExecInsertIndexTuples(rri, slot, estate, false, true, &conflict, arbiters, false));
+#else
+    list_free(ExecInsertIndexTuples(rri, slot, estate, false, true, &conflict, arbiters));
+#endif
+    return conflict;
+}
+
 // An index scan with no ORDER BY operators: 18 added scan instrumentation.
 inline IndexScanDesc BeginIndexScan(Relation heap, Relation index, Snapshot snapshot, int nkeys)
 {
