@@ -2,6 +2,11 @@
 // drop_queue (EXCLUSIVE) can never leave a job behind in a dropped queue.
 #include "engine/enqueue.hpp"
 
+extern "C" {
+#include "catalog/pg_type.h"
+#include "utils/array.h"
+}
+
 #include <algorithm>
 
 #include "pg/clock.hpp"
@@ -171,9 +176,62 @@ int64 EnqueueJob(text *queue, const NewJob &job, text *dedup_key)
     return id;
 }
 
+namespace {
+
+// enqueue_batch()'s jobs on the single-row path, one InsertJob each in payload
+// order (so their ids ascend in that order, as the INSERT's do). False when
+// the table has triggers or generated columns (the caller runs the INSERT).
+bool InsertBatchDirectly(int32 queue_id, ArrayType *payloads, const NewJob &common,
+                         TimestampTz now, int64 **ids, int *count)
+{
+    const QueueFacts *facts = QueueFactsById(queue_id);
+    if (facts == nullptr)
+        return false;
+    JobRows *rows = OpenJobRows();
+    bool direct = JobRowsInsertDirectly(rows, false) &&
+                  (common.concurrency_key == nullptr || JobRowsHaveKeys(rows));
+    if (direct) {
+        Datum *elements;
+        bool *nulls;
+        int n;
+        deconstruct_array(payloads, JSONBOID, -1, false, TYPALIGN_INT, &elements, &nulls, &n);
+        NewJobRow row = {};
+        row.queue_id = queue_id;
+        row.run_at = common.run_at_null ? now : DatumGetTimestampTz(common.run_at);
+        row.priority = (int16) common.priority;
+        row.max_attempts = common.max_attempts_null ? facts->max_attempts
+                                                    : DatumGetInt32(common.max_attempts);
+        row.created_at = now;
+        row.concurrency_key = common.concurrency_key;
+        int64 *out = (int64 *) palloc(sizeof(int64) * (n + 1));
+        for (int i = 0; i < n; i++) {
+            row.payload = elements[i];  // the caller refused NULL elements
+            row.pos = ReadyPosition(queue_id, row.priority, row.run_at, now);
+            (void) InsertJob(rows, row, &out[i]);
+        }
+        *ids = out;
+        *count = n;
+    }
+    CloseJobRows(rows);
+    return direct;
+}
+
+}  // namespace
+
 int EnqueueBatch(text *queue, Datum payloads, const NewJob &common, int64 **ids)
 {
-    LockQueueName(queue, ShareLock);
+    int32 queue_id = LockQueueName(queue, ShareLock);
+    if (queue_id > 0 && !IsolationUsesXactSnapshot()) {
+        TimestampTz now = ClockNow();
+        int n;
+        if (InsertBatchDirectly(queue_id, DatumGetArrayTypeP(payloads), common, now, ids, &n)) {
+            if (n > 0)
+                CountTransition(queue_id, Transition::kEnqueue, (int64) n);
+            NoteJobsReady(text_to_cstring(queue), (int64) n,
+                          common.run_at_null ? now : DatumGetTimestampTz(common.run_at));
+            return n;
+        }
+    }
     ConnectSpi();
     RequireQueueCurrent(queue);
     TimestampTz now = ClockNow();
