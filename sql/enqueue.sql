@@ -59,7 +59,13 @@ FROM claimqueue.jobs WHERE payload = '{"order": 1}';
 SELECT pg_temp.fingerprint() AS before \gset
 SELECT pg_temp.err($$SELECT enqueue('emails', jsonb_build_object('pad', repeat('x', 200)))$$);
 SELECT pg_temp.err($$SELECT enqueue('emails', '{"order": 1}')$$);
+-- enqueue_batch() writes its rows the same way: one refused row refuses the call.
+SELECT pg_temp.err($$SELECT enqueue_batch('emails',
+    ARRAY['{"order": 5}', jsonb_build_object('pad', repeat('x', 200))]::jsonb[])$$);
 SELECT pg_temp.fingerprint() = :'before' AS unchanged;
+SELECT count(*) AS enqueued FROM enqueue_batch('emails', ARRAY['{"order": 6}', '{"order": 7}']::jsonb[]);
+SELECT count(*) AS batch, min(origin) AS origin FROM claimqueue.jobs
+WHERE payload->>'order' IN ('6', '7');
 -- A job for later has no claim position until it is due.
 SELECT enqueue('emails', '{"order": 2}', run_at => now() + interval '1 day') AS later \gset
 SELECT pos IS NULL AS waits FROM claimqueue.jobs WHERE id = :later;
