@@ -71,6 +71,34 @@ Statement kInsertBatchKeyed = {CQ_INSERT_BATCH(", concurrency_key", ", $7"), 7,
 // pathological loop (the live job finishing between our two statements).
 constexpr int kDedupRounds = 10;
 
+// The columns of a job in queue `queue_id` enqueued at `now` with the options
+// `job` gives (run_at, priority, max_attempts, concurrency key), the queue's
+// max_attempts where it names none; no payload, dedup key or position yet.
+// False when the queue is gone.
+bool RowOf(int32 queue_id, const NewJob &job, TimestampTz now, NewJobRow *row)
+{
+    const QueueFacts *facts = QueueFactsById(queue_id);
+    if (facts == nullptr)
+        return false;
+    *row = NewJobRow{};
+    row->queue_id = queue_id;
+    row->run_at = job.run_at_null ? now : DatumGetTimestampTz(job.run_at);
+    row->priority = (int16) job.priority;
+    row->max_attempts =
+        job.max_attempts_null ? facts->max_attempts : DatumGetInt32(job.max_attempts);
+    row->created_at = now;
+    row->concurrency_key = job.concurrency_key;
+    return true;
+}
+
+// Whether the single-row path can write the job: JobRowsInsertDirectly, and
+// the concurrency key column when the job has a key.
+bool Writable(JobRows *rows, const NewJob &job, bool dedup)
+{
+    return JobRowsInsertDirectly(rows, dedup) &&
+           (job.concurrency_key == nullptr || JobRowsHaveKeys(rows));
+}
+
 // The job written by the executor's single-row path (job_rows.hpp) with no
 // statement: the queue's id comes from the queue cache, the claim position
 // from ReadyPosition, the id from the column's default, as the INSERT above
@@ -82,22 +110,13 @@ constexpr int kDedupRounds = 10;
 bool InsertDirectly(int32 queue_id, const NewJob &job, text *dedup_key, TimestampTz now,
                     int64 *id, bool *inserted)
 {
-    const QueueFacts *facts = QueueFactsById(queue_id);
-    if (facts == nullptr)
-        return false;  // gone meanwhile: the INSERT reports it
     NewJobRow row;
-    row.queue_id = queue_id;
+    if (!RowOf(queue_id, job, now, &row))
+        return false;  // gone meanwhile: the INSERT reports it
     row.payload = job.payload;
-    row.run_at = job.run_at_null ? now : DatumGetTimestampTz(job.run_at);
-    row.priority = (int16) job.priority;
-    row.max_attempts = job.max_attempts_null ? facts->max_attempts
-                                             : DatumGetInt32(job.max_attempts);
-    row.created_at = now;
-    row.concurrency_key = job.concurrency_key;
     row.dedup_key = dedup_key;
     JobRows *rows = OpenJobRows();
-    bool direct = JobRowsInsertDirectly(rows, dedup_key != nullptr) &&
-                  (job.concurrency_key == nullptr || JobRowsHaveKeys(rows));
+    bool direct = Writable(rows, job, dedup_key != nullptr);
     if (direct) {
         row.pos = ReadyPosition(queue_id, row.priority, row.run_at, now);
         *inserted = InsertJob(rows, row, id);
@@ -184,25 +203,16 @@ namespace {
 bool InsertBatchDirectly(int32 queue_id, ArrayType *payloads, const NewJob &common,
                          TimestampTz now, int64 **ids, int *count)
 {
-    const QueueFacts *facts = QueueFactsById(queue_id);
-    if (facts == nullptr)
+    NewJobRow row;
+    if (!RowOf(queue_id, common, now, &row))
         return false;
     JobRows *rows = OpenJobRows();
-    bool direct = JobRowsInsertDirectly(rows, false) &&
-                  (common.concurrency_key == nullptr || JobRowsHaveKeys(rows));
+    bool direct = Writable(rows, common, false);
     if (direct) {
         Datum *elements;
         bool *nulls;
         int n;
         deconstruct_array(payloads, JSONBOID, -1, false, TYPALIGN_INT, &elements, &nulls, &n);
-        NewJobRow row = {};
-        row.queue_id = queue_id;
-        row.run_at = common.run_at_null ? now : DatumGetTimestampTz(common.run_at);
-        row.priority = (int16) common.priority;
-        row.max_attempts = common.max_attempts_null ? facts->max_attempts
-                                                    : DatumGetInt32(common.max_attempts);
-        row.created_at = now;
-        row.concurrency_key = common.concurrency_key;
         int64 *out = (int64 *) palloc(sizeof(int64) * (n + 1));
         for (int i = 0; i < n; i++) {
             row.payload = elements[i];  // the caller refused NULL elements

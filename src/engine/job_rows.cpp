@@ -253,7 +253,7 @@ void OpenIndexes(Writer *w)
 // The executor skips an index left closed; one whose predicate the version
 // fails would take no entry anyway. Writers that may run added code opened
 // all at the start of the call, so no added function runs twice, and keep
-// the executor's hints.
+// the executor's hints. An insert has no `previous` (nullptr) and no hint.
 void OpenIndexesToWrite(Writer *w, TupleTableSlot *previous, TupleTableSlot *version)
 {
     if (w->runs_added_code)
@@ -271,6 +271,8 @@ void OpenIndexesToWrite(Writer *w, TupleTableSlot *previous, TupleTableSlot *ver
         if (!ExecQual(info->ii_PredicateState, econtext))
             continue;
         (void) IndexOf(w, i);
+        if (previous == nullptr)
+            continue;
         // The "logically unchanged" hint: the executor works it out from the
         // columns set alone, so a version entering a partial index looks
         // like a duplicate of its predecessor, and a full leaf page runs a
@@ -280,27 +282,6 @@ void OpenIndexesToWrite(Writer *w, TupleTableSlot *previous, TupleTableSlot *ver
         info->ii_CheckedUnchanged = entered;
         if (entered)
             info->ii_IndexUnchanged = false;
-    }
-}
-
-// Before an insert of `row`: opens each index the row gets an entry in, as
-// OpenIndexesToWrite does for a new version (an insert has no "unchanged"
-// hint to work out).
-void OpenIndexesToInsert(Writer *w, TupleTableSlot *row)
-{
-    if (w->runs_added_code)
-        return;  // all open
-    ExprContext *econtext = GetPerTupleExprContext(w->estate);
-    for (int i = 0; i < w->nindexes; i++) {
-        IndexInfo *info = w->rri->ri_IndexRelationInfo[i];
-        if (info->ii_Predicate != NIL) {
-            if (info->ii_PredicateState == nullptr)
-                info->ii_PredicateState = ExecPrepareQual(info->ii_Predicate, w->estate);
-            econtext->ecxt_scantuple = row;
-            if (!ExecQual(info->ii_PredicateState, econtext))
-                continue;
-        }
-        (void) IndexOf(w, i);
     }
 }
 
@@ -1343,7 +1324,7 @@ bool InsertJob(JobRows *rows, const NewJobRow &job, int64 *id)
     if (job.concurrency_key != nullptr)
         Set(w, kConcurrencyKey, PointerGetDatum(job.concurrency_key));
     ExecStoreVirtualTuple(row);
-    OpenIndexesToInsert(w, row);
+    OpenIndexesToWrite(w, nullptr, row);
     Relation rel = rows->rel;
     if (rel->rd_att->constr)
         ExecConstraints(w->rri, row, w->estate);

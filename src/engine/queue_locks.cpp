@@ -24,6 +24,14 @@ int32 CurrentQueueId(text *name)
     return DatumGetInt32(ResultValue(0, 1));
 }
 
+// The administration lock of queue `id`, for the transaction.
+void LockQueueId(int32 id, LOCKMODE mode)
+{
+    LOCKTAG tag;
+    SetNamespacedLockTag(&tag, kInternalLockNamespace, id);
+    (void) LockAcquire(&tag, mode, false, false);
+}
+
 }  // namespace
 
 int32 LockQueueName(text *name, LOCKMODE mode)
@@ -34,9 +42,7 @@ int32 LockQueueName(text *name, LOCKMODE mode)
     // name still cached is current, and no statement is needed.
     int32 cached = CachedQueueId(name);
     if (cached > 0) {
-        LOCKTAG tag;
-        SetNamespacedLockTag(&tag, kInternalLockNamespace, cached);
-        (void) LockAcquire(&tag, mode, false, false);
+        LockQueueId(cached, mode);
         AcceptInvalidationMessages();
         if (CachedQueueId(name) == cached)
             return cached;
@@ -52,9 +58,7 @@ int32 LockQueueName(text *name, LOCKMODE mode)
     if (id <= 0)
         id = CurrentQueueId(name);
     while (id > 0 && id != locked) {
-        LOCKTAG tag;
-        SetNamespacedLockTag(&tag, kInternalLockNamespace, id);
-        (void) LockAcquire(&tag, mode, false, false);
+        LockQueueId(id, mode);
         locked = id;
         id = CurrentQueueId(name);
     }
