@@ -110,7 +110,7 @@ for w in $workloads; do
       -c "INSERT INTO bench_plain (payload) SELECT jsonb_build_object('n', g) FROM generate_series(1, $n) g" \
       -c 'VACUUM ANALYZE' -c 'CHECKPOINT' >/dev/null
     # The row-write floor takes the jobs as bench_floor's rows (bench/sql/schema.sql).
-    case $w in floor_*)
+    case ${w##*/} in floor_*)
         q -c 'INSERT INTO bench_floor SELECT * FROM claimqueue.jobs' -c 'TRUNCATE claimqueue.jobs' \
           -c "SELECT setval('bench_floor_next', min(id), false), setval('bench_floor_batch', min(id), false) FROM bench_floor" \
           -c 'VACUUM ANALYZE bench_floor' -c 'CHECKPOINT' >/dev/null ;;
