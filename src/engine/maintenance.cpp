@@ -16,6 +16,8 @@ extern "C" {
 #include "catalog/namespace.h"
 #include "storage/bufmgr.h"
 #include "storage/itemptr.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
 }
 
 namespace claimqueue {
@@ -121,10 +123,11 @@ Statement kPurgeDoneRange = {
     "   AND j.state = 'done'",
     5, {TIDOID, TIDOID, TIMESTAMPTZOID, TEXTOID, INT4OID}, nullptr};
 
-// The earliest done job left in the blocks [$1, $2) (DoneSweep's bound).
+// The earliest done job of each queue left in the blocks [$1, $2)
+// (DoneSweep's bound).
 Statement kEarliestDoneInRange = {
-    "SELECT pg_catalog.min(finished_at) FROM claimqueue.jobs"
-    " WHERE ctid >= $1 AND ctid < $2 AND state = 'done'",
+    "SELECT queue_id, pg_catalog.min(finished_at) FROM claimqueue.jobs"
+    " WHERE ctid >= $1 AND ctid < $2 AND state = 'done' GROUP BY queue_id",
     2, {TIDOID, TIDOID}, nullptr};
 
 // How many blocks claimqueue.jobs has now.
@@ -151,6 +154,75 @@ Datum BlockStart(BlockNumber block)
     ItemPointer tid = (ItemPointer) palloc(sizeof(ItemPointerData));
     ItemPointerSet(tid, block, 0);  // offset 0 sorts before every tuple of the block
     return PointerGetDatum(tid);
+}
+
+// DoneSweep's tables: a queue's id and the earliest finished_at noted for it.
+struct QueueEarliest {
+    int32 queue_id;
+    TimestampTz earliest;
+};
+
+HTAB *NewQueueTimes(DoneSweep *sweep)
+{
+    if (sweep->context == nullptr)
+        sweep->context =
+            AllocSetContextCreate(TopMemoryContext, "claimqueue done sweep", ALLOCSET_SMALL_SIZES);
+    HASHCTL ctl;
+    memset(&ctl, 0, sizeof(ctl));
+    ctl.keysize = sizeof(int32);
+    ctl.entrysize = sizeof(QueueEarliest);
+    ctl.hcxt = sweep->context;
+    return hash_create("claimqueue done sweep", 64, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+}
+
+void DropQueueTimes(HTAB **times)
+{
+    if (*times != nullptr)
+        hash_destroy(*times);
+    *times = nullptr;
+}
+
+// Notes, for each queue, the earliest done job left in the blocks of `range`
+// (this statement sees the deletions made before it in the transaction).
+void NoteEarliestDone(DoneSweep *sweep, Datum *range)
+{
+    uint64 n = Execute(&kEarliestDoneInRange, range, nullptr);
+    if (n == 0)
+        return;
+    if (sweep->kept == nullptr)
+        sweep->kept = NewQueueTimes(sweep);
+    for (uint64 i = 0; i < n; i++) {
+        bool isnull;
+        int32 queue_id = DatumGetInt32(ResultValue(i, 1, &isnull));
+        Datum earliest = ResultValue(i, 2, &isnull);
+        if (isnull)
+            continue;  // done jobs without finished_at: retention never purges them
+        bool found;
+        auto *entry = (QueueEarliest *) hash_search(sweep->kept, &queue_id, HASH_ENTER, &found);
+        if (!found || DatumGetTimestampTz(earliest) < entry->earliest)
+            entry->earliest = DatumGetTimestampTz(earliest);
+    }
+}
+
+// Whether the bound shows that no done job of any queue is past its retention:
+// each queue's cutoff is before the time its bound gives.
+bool NoDoneJobDue(const DoneSweep *sweep, uint64 nqueues, const Datum *ids,
+                  const Datum *cutoffs, TimestampTz now)
+{
+    if (sweep->no_done_before == DT_NOBEGIN || now - sweep->bound_learned >= kDoneBoundUsec)
+        return false;
+    for (uint64 i = 0; i < nqueues; i++) {
+        TimestampTz cutoff = DatumGetTimestampTz(cutoffs[i]);
+        if (cutoff >= sweep->no_done_before)
+            return false;
+        if (sweep->bound == nullptr)
+            continue;
+        int32 queue_id = DatumGetInt32(ids[i]);
+        auto *entry = (const QueueEarliest *) hash_search(sweep->bound, &queue_id, HASH_FIND, nullptr);
+        if (entry != nullptr && cutoff >= entry->earliest)
+            return false;
+    }
+    return true;
 }
 
 // The text[] of the first `n` of `states`.
@@ -276,10 +348,8 @@ int64 PurgeDoneRange(text *queue, int want, TimestampTz now, DoneSweep *sweep)
     if ((int64) n >= want)
         return (int64) n;  // more may be left in this range: the next call reads it again
     if (sweep->bounded && end > sweep->next) {
-        // What this range keeps (this statement sees the deletions above).
         Datum range[2] = {BlockStart(sweep->next), BlockStart(end)};
-        sweep->earliest_kept =
-            Min(sweep->earliest_kept, EarliestTime(&kEarliestDoneInRange, range, DT_NOEND));
+        NoteEarliestDone(sweep, range);
     }
     if (end < blocks) {
         sweep->next = end;
@@ -288,11 +358,14 @@ int64 PurgeDoneRange(text *queue, int want, TimestampTz now, DoneSweep *sweep)
     sweep->next = 0;
     sweep->wrapped = true;
     if (sweep->bounded && sweep->began != DT_NOBEGIN) {
-        sweep->no_done_before = Min(sweep->earliest_kept, sweep->began);
+        DropQueueTimes(&sweep->bound);
+        sweep->bound = sweep->kept;
+        sweep->kept = nullptr;
+        sweep->no_done_before = sweep->began;
         sweep->bound_learned = now;
     }
+    DropQueueTimes(&sweep->kept);
     sweep->began = DT_NOBEGIN;
-    sweep->earliest_kept = DT_NOEND;
     return (int64) n;
 }
 
@@ -326,19 +399,22 @@ int64 PurgeFinishedFrom(text *queue, int limit, DoneSweep *sweep)
                            failed_states};
         total += (int64) Execute(&kPurgeQueue, failed, nullptr);
     }
-    // The latest cutoff: a done job that finished before no queue's is kept.
-    TimestampTz latest_cutoff = DT_NOBEGIN;
-    for (uint64 i = 0; i < nqueues; i++)
-        latest_cutoff = Max(latest_cutoff, DatumGetTimestampTz(cutoffs[i]));
-    bool nothing_due = sweep->no_done_before != DT_NOBEGIN &&
-                       now - sweep->bound_learned < kDoneBoundUsec &&
-                       latest_cutoff < sweep->no_done_before;
+    bool nothing_due = NoDoneJobDue(sweep, nqueues, ids, cutoffs, now);
     if (nqueues == 0)
         sweep->wrapped = true;  // no queue, so no done job to look for
     else if (total < limit && !nothing_due)
         total += PurgeDoneRange(queue, (int) (limit - total), now, sweep);
     FinishSpi();
     return total;
+}
+
+void RestartDoneSweep(DoneSweep *sweep)
+{
+    bool bounded = sweep->bounded;
+    if (sweep->context != nullptr)
+        MemoryContextDelete(sweep->context);  // the tables with it
+    *sweep = DoneSweep();
+    sweep->bounded = bounded;
 }
 
 namespace {

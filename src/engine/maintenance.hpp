@@ -43,28 +43,36 @@ int64 ReapDisconnectedBatch(text *queue, int limit);
 // to the first block after the last one (wrapped is then set).
 //
 // A sweep with `bounded` set (the reaper's) also learns, from each whole
-// sweep, a time no done job finished before: the earliest finished_at it left
-// in the table, or the time it began if that is earlier (a job finished during
-// the sweep, in a range read already, finished after it began). While every
-// queue's cutoff (now minus its retention, read again on every call) is before
-// that time, nothing can be past its retention and a call reads no range, so a
-// history younger than its retention costs a pass nothing. The bound is
-// trusted for kDoneBoundUsec after the sweep that learned it, since a done row
-// written with an earlier finished_at (a restore into a live database, a job
-// finished by a transaction that committed after the sweep read its range)
-// would be missed while it lasts.
+// sweep, for each queue a time no done job of it finished before: the earliest
+// finished_at of the queue's done jobs it left in the table, or the time the
+// sweep began if that is earlier (a job finished during the sweep, in a range
+// read already, finished after it began; so did every job of a queue it found
+// none of). While each queue's cutoff (now minus its retention, read again on
+// every call) is before its time, nothing can be past its retention and a call
+// reads no range, so a history younger than its retention costs a pass
+// nothing, and a queue keeping old jobs for long does not make the sweep run
+// for a queue whose short retention nothing has reached. The bound is trusted
+// for kDoneBoundUsec after the sweep that learned it, since a done row written
+// with an earlier finished_at (a restore into a live database, a job finished
+// by a transaction that committed after the sweep read its range) would be
+// missed while it lasts.
 struct DoneSweep {
     BlockNumber next = 0;
     bool wrapped = false;
     bool bounded = false;
-    TimestampTz began = DT_NOBEGIN;         // when the sweep under way read its first range
-    TimestampTz earliest_kept = DT_NOEND;   // the earliest done job it left so far
-    TimestampTz no_done_before = DT_NOBEGIN;  // the bound; DT_NOBEGIN: none yet
+    TimestampTz began = DT_NOBEGIN;    // when the sweep under way read its first range
+    HTAB *kept = nullptr;              // queue id -> the earliest done job it left so far
+    TimestampTz no_done_before = DT_NOBEGIN;  // when the sweep of the bound began; DT_NOBEGIN: none yet
+    HTAB *bound = nullptr;             // queue id -> the earliest done job that sweep left
     TimestampTz bound_learned = 0;
+    MemoryContext context = nullptr;   // the two tables' (under TopMemoryContext)
 };
 constexpr int64 kDoneBoundUsec = 60 * 60 * USECS_PER_SEC;
 constexpr BlockNumber kDoneSweepBlocks = 1024;  // 8 MB of table a reaper pass
 int64 PurgeFinishedFrom(text *queue, int limit, DoneSweep *sweep);
+// Starts *sweep again from the first block and forgets its bound (after a
+// failed pass, whose rolled-back deletions the sweep's notes do not show).
+void RestartDoneSweep(DoneSweep *sweep);
 
 // The SQL functions reap() (ended sessions' claims, then expired leases) and
 // purge(): batches until nothing is left (purge: every range of the table

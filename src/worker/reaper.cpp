@@ -251,6 +251,8 @@ bool RunPassCatchingErrors(MemoryContext pass_context)
         ErrorData *error = CopyErrorData();
         FlushErrorState();
         AbortCurrentTransaction();
+        // Its notes may tell of deletions the abort undid.
+        RestartDoneSweep(&done_sweep);
         pgstat_report_activity(STATE_IDLE, nullptr);
         LWLockAcquire(Shared()->lock, LW_EXCLUSIVE);
         // The same failure every interval is logged once, not every second.

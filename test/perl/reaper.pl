@@ -122,14 +122,27 @@ ok($node->poll_query_until('app', q{SELECT string_agg(state, ',') FROM queue_job
 # table of 129 blocks, vacuumed and analyzed once and then left alone by
 # autovacuum: the other passes' partial indexes hold no dead entries whose rows
 # a scan would check in the table, and the planner reads those empty indexes.
+# Each queue is bounded by its own done jobs: 'default' keeps jobs finished two
+# days ago (its retention is 7 days), 'short' has an hour's retention and jobs
+# finished now, so no job is due, though the earliest one kept is older than
+# the latest cutoff. The jobs are made old by hand, so the reaper is restarted
+# after it (its first sweep must see them).
 $node->safe_psql('postgres', 'CREATE DATABASE history');
 $node->safe_psql('history', q{SET client_min_messages = error; CREATE EXTENSION claimqueue;
 	SELECT count(enqueue('default', jsonb_build_object('n', g, 'pad', repeat('x', 1000))))
 	FROM generate_series(1, 300) g;
 	SELECT count(complete(id, attempt)) FROM dequeue('default', 'w', 300);
+	UPDATE claimqueue.jobs SET finished_at = now() - interval '2 days';
+	SELECT create_queue('short', retention => '1 hour');
+	SELECT count(enqueue('short', jsonb_build_object('n', g))) FROM generate_series(1, 10) g;
+	SELECT count(complete(id, attempt)) FROM dequeue('short', 'w', 10);
 	ALTER TABLE claimqueue.jobs SET (autovacuum_enabled = off);
 	VACUUM (ANALYZE) claimqueue.jobs});
 ok(has_reaper('history'), 'a database with done jobs only');
+my $history_reaper = reaper_pid('history');
+$node->safe_psql('postgres', "SELECT pg_terminate_backend($history_reaper)");
+gone($history_reaper);
+ok(has_reaper('history'), 'its reaper restarted after the jobs were made old');
 my $read = q{SELECT heap_blks_hit + coalesce(heap_blks_read, 0) FROM pg_statio_all_tables
 	WHERE relid = 'claimqueue.jobs'::regclass};
 sub history_passes
@@ -150,7 +163,12 @@ for (1 .. 15)
 }
 history_passes(10);
 is($node->safe_psql('history', $read), $blocks,
-	'passes read no block of claimqueue.jobs while every done job is within its retention');
+	'passes read no block of claimqueue.jobs while every done job is within its queue\'s retention');
+$node->safe_psql('history', q{SELECT alter_queue('short', retention => '0 seconds')});
+ok($node->poll_query_until('history', q{SELECT count(*) FROM queue_jobs WHERE queue = 'short'}, '0'),
+	'a shorter retention of one queue is read at the next pass: its done jobs are purged');
+is($node->safe_psql('history', q{SELECT count(*) FROM queue_jobs WHERE queue = 'default'}), '300',
+	'the other queue keeps its jobs');
 $node->safe_psql('history', q{SELECT alter_queue('default', retention => '0 seconds')});
 ok($node->poll_query_until('history', 'SELECT count(*) FROM claimqueue.jobs', '0'),
 	'a shorter retention is read at the next pass: the done jobs are purged');
