@@ -316,7 +316,7 @@ for s in settings dump no_preload cursors wait reaper rolling metrics liveness d
 if [ ${#perl_suites[@]} -gt 0 ]; then
     echo "== Perl TAP suites (test/perl: each starts servers of its own)"
     tapdir=$(mktemp -d /tmp/claimqueue-tap.XXXXXX)
-    cp -r Makefile claimqueue.control README.md "$tapdir"/
+    cp -r Makefile claimqueue.control README.md docs "$tapdir"/
     mkdir -p "$tapdir/test/upgrade" && cp -r test/perl test/lib "$tapdir/test/" &&
         cp -r test/upgrade/released "$tapdir/test/upgrade/"
     as_tester=()

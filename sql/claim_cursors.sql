@@ -1,5 +1,5 @@
 \i test/regress/setup.sql
--- Claim cursors (src/engine/README.md, "Claim cursors"): their invariants hold
+-- Claim cursors (src/cursors/README.md): their invariants hold
 -- after ordinary work (check_claim_cursors() returns one row per broken one),
 -- and the sweep repairs a cursor that a row written outside the API left past
 -- a claimable job. The regression cluster preloads claimqueue.

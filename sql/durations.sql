@@ -1,6 +1,6 @@
 \i test/regress/setup.sql
 -- One rule for every duration: extract(epoch ...), where a year is 365.25 days
--- (README, "Durations"). '1 year -365 days' is six hours by that rule; the
+-- (docs/sql-api.md, "Fencing, durations and backoff"). '1 year -365 days' is six hours by that rule; the
 -- table's CHECKs used to compare intervals as PostgreSQL's < does (a year of
 -- 360 days, so minus five days) and refused with 23514 what the argument check
 -- had accepted.

@@ -35,7 +35,7 @@ SELECT lock_namespace('after-gap') AS after_gap;
 SELECT namespace_id, name FROM claimqueue.lock_namespaces WHERE namespace_id > 4 ORDER BY 1;
 
 -- ------------------------------------------------------------ hash keys
--- 32-bit FNV-1a over the UTF-8 bytes, as int4 (the README's test vectors).
+-- 32-bit FNV-1a over the UTF-8 bytes, as int4 (the test vectors of docs/locks.md).
 SELECT k AS key, lock_key_hash(k) AS key_id,
        to_hex(lock_key_hash(k)) AS hex
 FROM unnest(ARRAY['', 'a', 'foobar', 'daily-revenue', 'reports:daily', 'é', '报表']) AS k;

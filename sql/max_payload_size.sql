@@ -1,6 +1,6 @@
 \i test/regress/setup.sql
 -- claimqueue.max_payload_size: the largest payload enqueue() takes, a
--- superuser setting with units (README, "Settings").
+-- superuser setting with units (docs/settings.md).
 SELECT setting, unit, context, boot_val FROM pg_settings WHERE name = 'claimqueue.max_payload_size';
 SHOW claimqueue.max_payload_size;
 -- Lowered: a payload over it is refused with 54000 naming both sizes, and

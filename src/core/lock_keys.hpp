@@ -8,7 +8,7 @@
 
 namespace claimqueue::locks {
 
-// Documented limits (README, "Advisory-lock namespaces"). Changing one is an API change.
+// Documented limits (docs/locks.md). Changing one is an API change.
 inline constexpr int kMaxNamespaceNameBytes = 63;
 inline constexpr int kMaxLockKeyBytes = 512;
 

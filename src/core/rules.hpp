@@ -8,7 +8,7 @@
 
 namespace claimqueue::rules {
 
-// Documented limits (README, "Limits"). Changing one is an API change.
+// Documented limits (docs/sql-api.md, "Limits"). Changing one is an API change.
 inline constexpr int kMaxQueueNameBytes = 63;
 inline constexpr int kMaxWorkerNameBytes = 200;
 inline constexpr int kMaxDedupKeyBytes = 512;

@@ -28,7 +28,7 @@
 
 namespace claimqueue::schedule {
 
-// Documented limits (README, "Recurring jobs"). Changing one is an API change.
+// Documented limits (docs/recurring-jobs.md). Changing one is an API change.
 inline constexpr int kMaxCatchUpRuns = 100;
 inline constexpr int kMaxRunsPerPass = 1000;
 inline constexpr int kMaxScheduleNameBytes = 63;

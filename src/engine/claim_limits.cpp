@@ -19,7 +19,7 @@ namespace {
 //
 // A count reads, besides the live entries of jobs_running_key_idx, those its
 // finished jobs left there until they are marked dead, which an old snapshot
-// prevents (README, "Limits and old snapshots"). So each count is kept here
+// prevents (docs/flow-control.md, "Limits and old snapshots"). So each count is kept here
 // as an upper bound of the running jobs of its queue or key, to which every
 // claim adds the jobs it takes; a claim counts again only when the bound has
 // reached the limit. Completions and reaps do not lower it: it errs high, and

@@ -231,7 +231,7 @@ Writer *Build(Relation rel, MemoryContext parent)
 // The writer's index i, opened (and locked) for this call on first use. A
 // call opens only the indexes it scans and those its writes put entries in:
 // an UPDATE would lock all nine, and each lock taken and released cost about
-// as much as an index step (bench/README.md, "Instructions per job").
+// as much as an index step (src/engine/README.md, "The hot path").
 Relation IndexOf(Writer *w, int i)
 {
     Relation &index = w->rri->ri_IndexRelationDescs[i];

@@ -2,7 +2,7 @@
 // pg_temp. The API functions that run no SQL (the hot path: dequeue,
 // complete, complete_batch, complete_and_dequeue, fail, heartbeat) carry no
 // SET clause, which would cost every call a parse, a save and a restore of the
-// setting (6.6 % of a drained job's instructions, bench/README.md). They pin
+// setting (6.6 % of a drained job's instructions, bench/instructions.sh). They pin
 // it where names can be resolved instead: around every SPI statement
 // (ConnectSpi to FinishSpi) and around a row write that may run code someone
 // added to claimqueue.jobs (a trigger, an expression), which runs as the

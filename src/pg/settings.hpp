@@ -1,5 +1,5 @@
 // Every claimqueue.* setting, defined in one place (settings.cpp) and read by
-// the modules through these variables. README's "Settings" table lists the same
+// the modules through these variables. The table of docs/settings.md lists the same
 // settings with the same defaults (test/perl/settings.pl compares the two).
 #pragma once
 

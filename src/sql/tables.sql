@@ -75,8 +75,8 @@ COMMENT ON TABLE claimqueue.jobs IS 'claimqueue jobs, all states';
 -- The row dequeue() and complete_and_dequeue() return (0.5.0). A named type,
 -- not RETURNS TABLE: the executor starts each call of a function with output
 -- columns by building their row type from pg_proc, one type lookup per column,
--- where a named type's comes from the type cache (bench/README.md,
--- "Instructions per job": 11,233 instructions per call).
+-- where a named type's comes from the type cache (src/engine/README.md,
+-- "The hot path": 11,233 instructions per call).
 CREATE TYPE claimqueue.claimed_job AS (
     id               bigint,
     payload          jsonb,
@@ -136,7 +136,7 @@ CREATE UNIQUE INDEX jobs_dedup_idx ON claimqueue.jobs (queue_id, dedup_key)
 -- the purge of the cancelled ones). Done jobs have no index of their own
 -- (0.5.0): a completion's done version then goes into the primary key alone,
 -- one index entry where it made two (-6.6 % instructions per drained job, -14 %
--- per batch job, bench/README.md), and retention reads the table for them in
+-- per batch job, bench/instructions.sh), and retention reads the table for them in
 -- ranges of blocks (src/engine/maintenance.hpp).
 CREATE INDEX jobs_dead_letters_idx ON claimqueue.jobs (queue_id, state, finished_at)
     WHERE state IN ('failed', 'cancelled');

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's node worker (examples/node-worker, on the node library), for
+# The node worker of examples/node-worker (on the node library), for
 # real: 4 handlers drain 2,000 jobs, each writing an effect row in the
 # transaction that completes the job; then SIGTERM stops it and every job must
 # be done exactly once. PG* variables from pg_virtualenv. Waits poll with a

@@ -1,7 +1,7 @@
-# README's "Settings" table is the documentation of record: every claimqueue.*
-# setting the server defines has a row with its default, and every row names a
-# setting the server defines. Preload-only settings exist only with the
-# library preloaded, so the server here preloads it.
+# The table of docs/settings.md is the documentation of record: every
+# claimqueue.* setting the server defines has a row with its default, and
+# every row names a setting the server defines. Preload-only settings exist
+# only with the library preloaded, so the server here preloads it.
 use strict;
 use warnings;
 use FindBin;
@@ -15,15 +15,13 @@ $node->append_conf('postgresql.conf', "shared_preload_libraries = 'claimqueue'")
 $node->start;
 
 # name => default, as the table spells it (the default as SHOW prints it).
-my %readme;
-my $in_section = 0;
-for (split /\n/, slurp_file("$FindBin::RealBin/../../README.md"))
+my %documented;
+for (split /\n/, slurp_file("$FindBin::RealBin/../../docs/settings.md"))
 {
-	if (/^### /) { $in_section = $_ eq '### Settings'; next; }
-	next unless $in_section && /^\| `(claimqueue\.[^`]+)` \|([^|]*)\|/;
+	next unless /^\| `(claimqueue\.[^`]+)` \|([^|]*)\|/;
 	my ($name, $default) = ($1, $2);
 	$default =~ s/[` ]//g;
-	$readme{$name} = $default;
+	$documented{$name} = $default;
 }
 # The same from the server: pg_settings for the names, SHOW in a session that
 # set nothing for the defaults.
@@ -34,15 +32,15 @@ for my $name (split /\n/,
 {
 	$server{$name} = $node->safe_psql('postgres', "SHOW $name");
 }
-note 'README: ' . keys(%readme) . ' settings; server: ' . keys(%server);
+note 'docs/settings.md: ' . keys(%documented) . ' settings; server: ' . keys(%server);
 
 # The table is found and parsed (a parser that reads nothing proves nothing).
-cmp_ok(scalar keys %readme, '>=', 8, "the README's Settings table lists settings");
-is_deeply([ grep { !exists $readme{$_} } sort keys %server ],
+cmp_ok(scalar keys %documented, '>=', 8, "docs/settings.md's table lists settings");
+is_deeply([ grep { !exists $documented{$_} } sort keys %server ],
 	[], 'every setting the server defines has a row');
-is_deeply([ grep { !exists $server{$_} } sort keys %readme ],
+is_deeply([ grep { !exists $server{$_} } sort keys %documented ],
 	[], 'every row names a setting the server defines');
-is_deeply(\%readme, \%server, 'every default in the table is the server\'s');
+is_deeply(\%documented, \%server, 'every default in the table is the server\'s');
 
 # The reserved prefix: a setting claimqueue does not define is refused.
 my ($ret, $stdout, $stderr) =

@@ -3,7 +3,7 @@
 -- The contract: the functions' signatures and hardening (SECURITY DEFINER,
 -- search_path pinned, not STRICT, EXECUTE not granted to PUBLIC); the tables,
 -- kept by pg_dump; the documented mapping (stable namespace ids, the FNV-1a
--- test vectors of the README, registered keys that never collide); the
+-- test vectors of docs/locks.md, registered keys that never collide); the
 -- advisory_locks view decoding both kinds of text key; the error SQLSTATEs,
 -- with nothing changed.
 --
@@ -124,7 +124,7 @@ SELECT lock_namespace('tap_reg', 'registered') AS tap_reg \gset
 SELECT lock_namespace('tap_int', 'integer') AS tap_int \gset
 SELECT ok(:tap_reg > :tap_hash AND :tap_int > :tap_reg, 'ids grow in registration order');
 
--- The README's test vectors: 32-bit FNV-1a of the UTF-8 bytes, as int4.
+-- The test vectors of docs/locks.md: 32-bit FNV-1a of the UTF-8 bytes, as int4.
 SELECT is(lock_key_hash(k), v, format('lock_key_hash(%L) = %s (0x%s)', k, v, to_hex(v)))
 FROM (VALUES ('', -2128831035), ('a', -468965076), ('foobar', -1080231576),
              ('daily-revenue', -674965897), ('reports:daily', -8506397),

@@ -38,7 +38,7 @@ TEST(Fnv1a32, HashesBytesNotCharacters)
     EXPECT_NE(Fnv1a32(std::string_view("a\0", 2)), Fnv1a32("a"));
 }
 
-// The README's table: what hash namespaces lock for these keys.
+// The table of docs/locks.md: what hash namespaces lock for these keys.
 TEST(HashedKey, ReadmeVectorsAsInt4)
 {
     EXPECT_EQ(HashedKey(""), -2128831035);

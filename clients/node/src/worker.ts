@@ -41,7 +41,7 @@ export interface WorkerOptions<Payload = unknown> {
    * waiting connection, and when that session ends (the process crashed, the connection
    * was killed) the reaper returns its jobs at once instead of at the end of their leases.
    * Direct connections or a session-mode pooler only, not a transaction-mode pooler
-   * (README, "Claims that die with their session"). Needs a 0.5.0 server.
+   * (docs/workers.md, "Claims that die with their session"). Needs a 0.5.0 server.
    */
   releaseOnDisconnect?: boolean;
 }

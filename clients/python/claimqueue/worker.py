@@ -91,7 +91,7 @@ class Worker:
     belong to the worker's waiting connection, and when that session ends (the process
     crashed, the connection was killed) the reaper returns its jobs at once rather than at
     the end of their leases. Direct connections or a session-mode pooler only, not a
-    transaction-mode pooler (README, "Claims that die with their session"); a 0.5.0 server.
+    transaction-mode pooler (docs/workers.md, "Claims that die with their session"); a 0.5.0 server.
 
     What the handler returns (unless None) is stored as the job's result by complete(id,
     attempt, result), read back with job_status() or await_jobs(). It must be

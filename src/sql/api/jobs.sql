@@ -6,7 +6,7 @@
 -- The hot path (dequeue, complete, complete_batch, complete_and_dequeue, fail,
 -- heartbeat) has no SET search_path: these functions run no SQL of their own
 -- on the way, and the clause's parse, save and restore cost 6.6 % of a drained
--- job (bench/README.md, "Instructions per job"). They pin search_path in C
+-- job (bench/instructions.sh; src/engine/README.md, "The hot path"). They pin search_path in C
 -- wherever a name can be resolved: around every SPI statement a claim may run
 -- (src/pg/search_path.hpp) and around their row writes when claimqueue.jobs
 -- has a trigger or an added expression (run as the extension's owner).
@@ -42,7 +42,7 @@ COMMENT ON FUNCTION @extschema@.enqueue_batch(text, jsonb[], timestamptz, intege
 
 -- release_on_disconnect (0.5.0): the claims die with this session; once it
 -- has ended, the reaper returns them at once instead of at the lease's end.
--- Meant for direct connections, not a transaction-mode pooler (README.md).
+-- Meant for direct connections, not a transaction-mode pooler (docs/workers.md).
 CREATE OR REPLACE FUNCTION @extschema@.dequeue(
     queue  text,
     worker text,
