@@ -1,7 +1,7 @@
 # cmake -DSOURCE_DIR=... -P cmake/check_layers.cmake
 # Layers include only downward: every #include "folder/file" of a source under
 # src/<folder>/ names its own folder or one of a lower layer. The layers,
-# lowest first (README.md, "Layout"):
+# lowest first (CONTRIBUTING.md, "Layout and layers"):
 #   0 core     pure C++, no PostgreSQL
 #   1 pg       PostgreSQL glue: SPI statements, clock, settings, text, shared
 #              memory regions, the session's callbacks, the C++ firewall
