@@ -3,10 +3,11 @@
 # missing, builds, installs, then runs the C++ unit tests (ctest); in one
 # throwaway cluster (pg_virtualenv) the pg_regress files and the isolation specs
 # (make installcheck), the pgTAP contract, the stress test, the node-postgres
-# worker and the upgrade test; the fault-injection soak in a cluster of its
-# own; pg_regress and isolation again under a reaper passing every 10 ms; the
-# Perl TAP suites (test/perl, PostgreSQL::Test::Cluster), which start their
-# own servers: settings, pg_dump, no-preload, claim cursors, waiting
+# worker, the upgrade test and the documents test (test/docs: the API's
+# entries, the links, the README's workers); the fault-injection soak in a
+# cluster of its own; pg_regress and isolation again under a reaper passing
+# every 10 ms; the Perl TAP suites (test/perl, PostgreSQL::Test::Cluster),
+# which start their own servers: settings, pg_dump, no-preload, claim cursors, waiting
 # dequeue, the reaper's lifecycle, a rolling restart onto this library of a
 # database at the previous release, queue metrics, the liveness soak, claims
 # that die with their session (disconnect) and the concurrency limits across a
@@ -239,7 +240,7 @@ fi
 # The server settings of that cluster (the busy_reaper suite's adds one).
 suite_server=(-o shared_preload_libraries=claimqueue -o max_connections=100 -o wal_level=logical)
 shared=()
-for s in pg_regress isolation pgtap stress node_worker upgrade; do want "$s" && shared+=("$s"); done
+for s in pg_regress isolation pgtap stress node_worker upgrade documents; do want "$s" && shared+=("$s"); done
 if [ ${#shared[@]} -gt 0 ]; then
     echo "== PostgreSQL suites (pg_virtualenv, shared_preload_libraries=claimqueue)"
     pg_virtualenv -v "$major" -t "${suite_server[@]}" bash -c '
@@ -256,6 +257,7 @@ if [ ${#shared[@]} -gt 0 ]; then
                 stress)      { bash test/stress/run.sh && bash test/stress/limits.sh && bash test/stress/fair.sh; } >"$logs/$s.log" 2>&1; echo "exit=$?" >>"$logs/$s.log"; tail -12 "$logs/$s.log" ;;
                 node_worker) bash test/node/run.sh   >"$logs/$s.log" 2>&1; echo "exit=$?" >>"$logs/$s.log"; tail -3 "$logs/$s.log" ;;
                 upgrade)     bash test/upgrade/run.sh >"$logs/$s.log" 2>&1; echo "exit=$?" >>"$logs/$s.log"; tail -3 "$logs/$s.log" ;;
+                documents)   bash test/docs/run.sh    >"$logs/$s.log" 2>&1; echo "exit=$?" >>"$logs/$s.log"; grep -E "^(not ok|#  )" "$logs/$s.log" | head -20; echo "documents: $(grep -c "^ok " "$logs/$s.log") ok, $(grep -c "^not ok " "$logs/$s.log") not ok" ;;
             esac
             echo $((SECONDS - t0)) >"$logs/$s.time"
         done
@@ -275,6 +277,9 @@ want pgtap && record_prove pgtap "$logs/pgtap.log" "$(secs_of pgtap)"
 for s in stress node_worker upgrade; do
     want "$s" && record_exit "$s" "$logs/$s.log" "$(secs_of "$s")"
 done
+if want documents; then
+    read -r p f < <(count_tap "$logs/documents.log"); record documents "$p" "$f" "$(secs_of documents)"
+fi
 
 if want soak; then
     echo "== fault-injection soak (a cluster of its own: it is stopped with -m immediate mid-run)"
