@@ -1,4 +1,4 @@
-// await_jobs() wake latency (see bench/README.md, "await_jobs"). Run by
+// await_jobs() wake latency (see bench/README.md, "The other scripts"). Run by
 // bench/await_latency.sh inside its own cluster; connection settings come
 // from the PG* environment variables. Prints a markdown report.
 //

@@ -2,14 +2,14 @@
 # await_jobs() wake latency: from the commit that finishes a job to the return
 # of the CALL await_jobs() that waits for it (p50/p99), for one job and for a
 # fan-in of ten, in a throwaway cluster of its own. About a minute. See
-# bench/README.md ("await_jobs") and bench/await_latency.mjs.
+# bench/README.md ("The other scripts") and bench/await_latency.mjs.
 #
 #   bash bench/await_latency.sh           # ROUNDS=300 FANIN_ROUNDS=50
 #
 # Needs claimqueue built and installed, pg_virtualenv, node and npm (the
 # node-postgres client of examples/node-worker). Writes
 # bench/results/<timestamp>-await.md and bench/results/latest-await.md (not
-# tracked: bench/README.md keeps the tables worth keeping).
+# tracked: docs/performance.md keeps the figures the project stands behind).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 

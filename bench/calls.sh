@@ -2,7 +2,7 @@
 # Server time per API call: one client, synchronous_commit = off (the figure is
 # CPU, not the disk), track_functions = all, and for each workload the mean
 # self time of every claimqueue function it called, from pg_stat_user_functions
-# (self_time / calls). See bench/README.md, "Server time per call".
+# (self_time / calls). See bench/README.md, "The other scripts".
 #
 #   bash bench/calls.sh [WORKLOAD...]   # default: cq_drain cq_onecall cq_batch
 #

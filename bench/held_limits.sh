@@ -6,10 +6,11 @@
 # its claims add to the bound kept in shared memory and count about once in
 # 100), one whose jobs share one key with max_running_per_key 1 (at its limit
 # after every claim: each claim counts), one without limits. A count reads
-# the entries of every job finished since the snapshot (README, "Limits and
-# old snapshots"). A throwaway cluster (pg_virtualenv,
+# the entries of every job finished since the snapshot (docs/flow-control.md,
+# "Limits and old snapshots"). A throwaway cluster (pg_virtualenv,
 # claimqueue preloaded, the installed build), synchronous_commit = off.
-# Figures only, nothing asserted; bench/README.md keeps the latest run's.
+# Figures only, nothing asserted; docs/performance.md keeps the figures
+# the project stands behind.
 #
 #   bash bench/held_limits.sh     (BENCH_WINDOW=10000 BENCH_WINDOWS=6 BENCH_HOLD=1)
 set -euo pipefail

@@ -4,8 +4,8 @@
 # SELECT * FROM queue_stats (counts the table), with 0 and then 10 million
 # finished jobs kept, 1,000 jobs ready and 10 running each time. A throwaway
 # cluster (pg_virtualenv, claimqueue preloaded, the installed build); one
-# pgbench client per query. Figures only, nothing asserted; bench/README.md
-# keeps the latest run's summary.
+# pgbench client per query. Figures only, nothing asserted; docs/performance.md
+# keeps the figures the project stands behind.
 #
 #   bash bench/metrics.sh              (BENCH_HISTORY=10000000, BENCH_SECONDS=20)
 set -euo pipefail

@@ -2,16 +2,17 @@
 # claimqueue benchmark: commit-rate ceilings, the plain-SQL SKIP LOCKED baseline
 # and claimqueue, on one throwaway cluster in one run. See bench/README.md.
 #
-#   bash bench/run.sh --quick     # about 8 minutes
-#   bash bench/run.sh --full      # under 30 minutes
+#   bash bench/run.sh --quick     # about 15 minutes
+#   bash bench/run.sh --full      # about 40 minutes
 #   bash bench/run.sh --history   # retained history: drain with 0, 1M and 10M finished jobs
 #
 # Needs claimqueue built and installed (make && make install), pg_virtualenv
-# (postgresql-common), pgbench; gnuplot (optional) for the held-snapshot plot.
+# (postgresql-common), pgbench; gnuplot (gnuplot-nox, optional) for the charts.
 # Writes bench/results/<timestamp>-<mode>.{md,csv}, <timestamp>-<mode>-held.csv,
-# <timestamp>-<mode>-held.png, and copies them to bench/results/latest-<mode>.*;
-# logs go to bench/results/tmp/<timestamp>-<mode>/. bench/results/ is not
-# tracked: bench/README.md keeps the tables of the runs worth keeping.
+# the charts <timestamp>-<mode>-{ceilings,held}.svg (bench/charts.sh), and
+# copies them to bench/results/latest-<mode>*; logs go to
+# bench/results/tmp/<timestamp>-<mode>/. bench/results/ is not tracked:
+# docs/performance.md keeps the figures and charts of the run it names.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -53,21 +54,22 @@ held=yes
 [ "$mode" != history ] || held=  # no held-snapshot probe in that mode
 [ -z "$held" ] || cp "$work/windows.csv" "$base-held.csv"
 
-plot=
-if [ -z "$held" ]; then
+# The charts (bench/charts.sh), for the quick and full runs.
+m() { sed -n "s/^$1: //p" "$work/machine.txt"; }
+charts=
+if [ "$mode" = history ]; then
     :
 elif command -v gnuplot >/dev/null; then
-    if gnuplot -e "infile='$base-held.csv'; outfile='$base-held.png'; title='held snapshot, $mode mode, $stamp'" \
-        "$here/plot.gp" >"$work/plot.log" 2>&1; then
-        plot=$(basename "$base-held.png")
+    cpu=$(m host | sed -n 's/^nproc \([0-9]*\), memory \([^,]*\), CPU \([^,]*\),.*/\1 cores (\3), \2/p')
+    if bash "$here/charts.sh" "$base" "$mode mode, $(m date); $cpu" >"$work/charts.log" 2>&1; then
+        charts=yes
     else
-        echo "bench: gnuplot failed (see $work/plot.log); no plot" >&2
+        echo "bench: charts.sh failed (see $work/charts.log); no charts" >&2
     fi
 else
-    echo "bench: gnuplot not found (apt-get install -y gnuplot-nox); no plot" >&2
+    echo "bench: gnuplot not found (apt-get install -y gnuplot-nox); no charts" >&2
 fi
 
-m() { sed -n "s/^$1: //p" "$work/machine.txt"; }
 {
     echo "# claimqueue benchmark: $mode mode, $(m date)"
     echo
@@ -92,10 +94,11 @@ m() { sed -n "s/^$1: //p" "$work/machine.txt"; }
     echo
     cat "$work/table.md"
     echo
-    if [ -n "$plot" ]; then
-        echo "![jobs/s per window under a held snapshot]($plot)"
+    for chart in ceilings held; do
+        [ -n "$charts" ] && [ -f "$base-$chart.svg" ] || continue
+        echo "![$chart]($(basename "$base-$chart.svg"))"
         echo
-    fi
+    done
     if [ -n "$held" ]; then
         echo "Data: [$(basename "$base.csv")]($(basename "$base.csv")) (every row, with ratios),"
         echo "[$(basename "$base-held.csv")]($(basename "$base-held.csv")) (held-snapshot windows)."
@@ -106,5 +109,9 @@ m() { sed -n "s/^$1: //p" "$work/machine.txt"; }
 
 for ext in md csv; do cp "$base.$ext" "$results/latest-$mode.$ext"; done
 [ -z "$held" ] || cp "$base-held.csv" "$results/latest-$mode-held.csv"
-[ -z "$plot" ] || cp "$base-held.png" "$results/latest-$mode-held.png"
+if [ -n "$charts" ]; then
+    for chart in ceilings held; do
+        [ ! -f "$base-$chart.svg" ] || cp "$base-$chart.svg" "$results/latest-$mode-$chart.svg"
+    done
+fi
 echo "bench: wrote ${base#"$here/"}.md (and .csv), copied to results/latest-$mode.md; took $((elapsed / 60)) min $((elapsed % 60)) s"

@@ -2,14 +2,14 @@
 # Waiting dequeue against polling: latency from enqueue commit to the worker's
 # return (p50/p99), and idle CPU of 32 waiting vs 32 polling workers over a
 # minute, in a throwaway cluster of its own. About 3 minutes. See
-# bench/README.md ("Waiting dequeue") and bench/wait_latency.mjs.
+# bench/README.md ("The other scripts") and bench/wait_latency.mjs.
 #
 #   bash bench/wait_latency.sh            # JOBS=500 WORKERS=4 IDLE=32 IDLE_SECONDS=60
 #
 # Needs claimqueue built and installed, pg_virtualenv, node and npm (the
 # node-postgres client of examples/node-worker). Writes
 # bench/results/<timestamp>-wait.md and bench/results/latest-wait.md (not
-# tracked: bench/README.md keeps the tables worth keeping).
+# tracked: docs/performance.md keeps the figures the project stands behind).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 

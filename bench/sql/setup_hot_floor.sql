@@ -6,7 +6,7 @@
 -- fits in its page is HOT. Left: the primary key and the lane's order,
 -- (queue_id, priority, pos) over every job. fillfactor 50 leaves the room.
 --   SETUP_SQL="$(cat bench/sql/setup_hot_floor.sql)" bash bench/instructions.sh floor_drain floor_batch
--- (bench/README.md, "Instructions per job": the HOT floor.)
+-- (src/engine/README.md, "The hot path": a table whose transitions are HOT.)
 DO $$
 DECLARE
     idx regclass;

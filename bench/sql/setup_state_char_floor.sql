@@ -6,7 +6,7 @@
 -- the floor scripts that write the codes:
 --   SETUP_SQL="$(cat bench/sql/setup_state_char_floor.sql)" \
 --     bash bench/instructions.sh bench/sql/floor_batch_char.sql bench/sql/floor_drain_char.sql
--- (bench/README.md, "Instructions per job": a narrower state.)
+-- (src/engine/README.md, "The hot path": a narrower state.)
 DO $$
 DECLARE
     object record;

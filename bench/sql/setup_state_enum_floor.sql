@@ -5,7 +5,7 @@
 -- the floor scripts run unchanged; the cast lets the fill copy
 -- claimqueue.jobs' text states.
 --   SETUP_SQL="$(cat bench/sql/setup_state_enum_floor.sql)" bash bench/instructions.sh floor_batch floor_drain
--- (bench/README.md, "Instructions per job": a narrower state.)
+-- (src/engine/README.md, "The hot path": a narrower state.)
 DO $$
 DECLARE
     object record;
