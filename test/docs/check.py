@@ -2,7 +2,8 @@
 """The documents' checks that need no server (test/docs/run.sh runs them).
 
   check.py links ROOT          every relative link and #anchor in the Markdown documents
-                               resolves to a file and a heading that exist (GitHub's anchors)
+                               resolves to a file and a heading that exist (GitHub's anchors),
+                               and every page of docs/ over 150 lines has a Contents heading
   check.py api ROOT < NAMES    every name on stdin (one installed function, procedure or view
                                a line) has an entry in docs/sql-api.md, and every entry names
                                one of them
@@ -132,9 +133,12 @@ def check_links(root):
                 elif anchor not in anchors(full):
                     broken.append("%d: %s: no heading with that anchor in %s"
                                   % (number, target, os.path.relpath(full, root)))
+        # A reference page over 150 lines opens with its contents.
+        if doc.startswith("docs" + os.sep) and text.count("\n") > 150 and "contents" not in anchors(os.path.join(root, doc)):
+            broken.append("1: %d lines and no Contents heading" % text.count("\n"))
         if broken:
             failures += 1
-            print("not ok - %s: %d of %d relative links broken" % (doc, len(broken), count))
+            print("not ok - %s: %d problems in %d relative links and the contents" % (doc, len(broken), count))
             for b in broken:
                 print("#   %s:%s" % (doc, b))
         else:
