@@ -215,8 +215,12 @@ Writer *Build(Relation rel, MemoryContext parent)
                             : -1;
     // Slots over a copy of the descriptor: a slot pins a reference-counted
     // descriptor (the relcache's) with the current resource owner, which a
-    // slot kept across transactions must not do.
-    TupleDesc desc = CreateTupleDescCopy(RelationGetDescr(rel));
+    // slot kept across transactions must not do. The copy keeps the
+    // constraints, whose missing-attribute values are the defaults of columns
+    // added since a row was written: slot_getallattrs() reads them from the
+    // slot's descriptor, and without them a new version of such a row would
+    // carry NULL (sql/added_columns.sql).
+    TupleDesc desc = CreateTupleDescCopyConstr(RelationGetDescr(rel));
     w->scan_slot = ExecInitExtraTupleSlot(w->estate, desc, table_slot_callbacks(rel));
     w->lock_slot = ExecInitExtraTupleSlot(w->estate, desc, table_slot_callbacks(rel));
     w->new_slot = ExecInitExtraTupleSlot(w->estate, desc, &TTSOpsVirtual);
