@@ -87,3 +87,70 @@ SELECT tg FROM pg_temp.statements_seen ORDER BY n;
 DROP TRIGGER each_statement ON claimqueue.jobs;
 SELECT enqueue('trig_cols') > :job AS enqueued_without_trigger;
 SELECT count(*) AS statements FROM pg_temp.statements_seen;
+-- A BEFORE row trigger that returns NULL skips the write, as it would an
+-- UPDATE's or an INSERT's. A skipped claim is no claim: the job stays ready
+-- (locked by the claiming transaction until it ends) and the claim goes on
+-- to the next one. A skipped finish (complete, complete_batch,
+-- complete_and_dequeue, fail, heartbeat, cancel, retry) raises 09000 and
+-- changes nothing: the job is still running under its attempt.
+CREATE TABLE pg_temp.vetoed (worker text);
+CREATE FUNCTION pg_temp.veto() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_temp.vetoed v WHERE v.worker = NEW.worker) THEN
+        RETURN NULL;
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER veto BEFORE UPDATE ON claimqueue.jobs
+    FOR EACH ROW EXECUTE FUNCTION pg_temp.veto();
+SELECT create_queue('veto', max_attempts => 1);
+SELECT min(id) AS v FROM enqueue_batch('veto', ARRAY['{}', '{}']::jsonb[]) id \gset
+INSERT INTO pg_temp.vetoed VALUES ('vetoed');
+-- Every claim by worker 'vetoed' is skipped: nothing is returned, twice
+-- (it returned the same job under the same attempt each time).
+SELECT count(*) AS claimed FROM dequeue('veto', 'vetoed', 2);
+SELECT count(*) AS claimed FROM dequeue('veto', 'vetoed');
+CALL dequeue_wait('veto', 'vetoed', wait => '0') \gset
+SELECT :'jobs' AS dequeue_wait_claimed;
+SELECT id - :v AS nth, state, attempt FROM claimqueue.jobs WHERE id >= :v ORDER BY id;
+SELECT id - :v AS nth, attempt FROM dequeue('veto', 'w', 2);
+-- Now the updates of worker w's jobs are skipped.
+INSERT INTO pg_temp.vetoed VALUES ('w');
+SELECT pg_temp.fingerprint() AS before \gset
+SELECT pg_temp.err(format('SELECT complete(%s, 1)', :v));
+SELECT pg_temp.err(format('SELECT complete_batch(ARRAY[%s], ARRAY[1])', :v));
+SELECT pg_temp.err(format($$SELECT * FROM complete_and_dequeue(%s, 1, 'veto', 'x')$$, :v));
+SELECT pg_temp.err(format($$SELECT fail(%s, 1, 'boom')$$, :v));
+SELECT pg_temp.err(format($$SELECT heartbeat(%s, 1)$$, :v));
+SELECT pg_temp.err(format('SELECT cancel(%s)', :v));
+SELECT pg_temp.fingerprint() = :'before' AS unchanged;
+DELETE FROM pg_temp.vetoed WHERE worker = 'w';
+SELECT fail(:v + 1, 1, 'dead');
+INSERT INTO pg_temp.vetoed VALUES ('w');
+SELECT pg_temp.err(format('SELECT retry(%s)', :v + 1));
+SELECT id - :v AS nth, state, attempt FROM claimqueue.jobs WHERE id >= :v ORDER BY id;
+DELETE FROM pg_temp.vetoed;
+SELECT complete(:v, 1);
+DROP TRIGGER veto ON claimqueue.jobs;
+-- A BEFORE INSERT row trigger that returns NULL: enqueue() and
+-- enqueue_batch() raise 09000 and enqueue nothing (enqueue() said the queue
+-- did not exist, QC001, and with a dedup key 40001, to retry forever).
+CREATE FUNCTION pg_temp.veto_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF NEW.payload ? 'veto' THEN
+        RETURN NULL;
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER veto_insert BEFORE INSERT ON claimqueue.jobs
+    FOR EACH ROW EXECUTE FUNCTION pg_temp.veto_insert();
+SELECT pg_temp.fingerprint() AS before \gset
+SELECT pg_temp.err($$SELECT enqueue('veto', '{"veto": 1}')$$);
+SELECT pg_temp.err($$SELECT enqueue('veto', '{"veto": 1}', dedup_key => 'k')$$);
+SELECT pg_temp.err($$SELECT enqueue_batch('veto', ARRAY['{}', '{"veto": 1}']::jsonb[])$$);
+SELECT pg_temp.fingerprint() = :'before' AS unchanged;
+-- An unknown queue is still QC001; a job the trigger lets through is enqueued.
+SELECT pg_temp.err($$SELECT enqueue('no_such_queue', '{"veto": 1}')$$);
+SELECT enqueue('veto', '{}', dedup_key => 'k') > :v AS enqueued;
+SELECT enqueue('veto', '{}', dedup_key => 'k') = max(id) AS found FROM claimqueue.jobs;
+DROP TRIGGER veto_insert ON claimqueue.jobs;

@@ -103,10 +103,22 @@ char *JobState(int64 id, int32 *attempt = nullptr)
     pg_unreachable();
 }
 
-// For retry and cancel: the job is missing or in a state the action does not take.
+// For retry and cancel: the job is missing or in a state the action does not
+// take (`allowed` names the two it takes), or, in one it takes, a BEFORE
+// UPDATE row trigger skipped the update.
 [[noreturn]] void ReportWrongState(int64 id, const char *action, const char *allowed)
 {
     char *state = JobState(id);
+    if (strstr(allowed, state) != nullptr)
+        ereport(ERROR,
+                (errcode(ERRCODE_TRIGGERED_ACTION_EXCEPTION),
+                 errmsg("could not %s job %lld: a BEFORE UPDATE trigger on claimqueue.jobs "
+                        "skipped the update",
+                        action, (long long) id),
+                 errdetail("A row trigger returned NULL, so job %lld is still %s and nothing "
+                           "was written.",
+                           (long long) id, state),
+                 errhint("Have the trigger return NEW (or OLD) for this update.")));
     ereport(ERROR, (errcode(ERRCODE_CQ_JOB_STATE_CONFLICT),
                     errmsg("cannot %s job %lld: it is %s", action, (long long) id, state),
                     errhint("%s applies to %s jobs.", action, allowed)));
@@ -237,6 +249,7 @@ void CompleteInto(JobRows *rows, int64 id, int32 attempt, struct varlena *result
     done.set_lease = true;
     done.lease_expires_at = DT_NOBEGIN;
     done.result = result;
+    done.action = "complete";
     if (!FindRunningJob(rows, id, attempt, &job) || !UpdateRunningJob(rows, attempt, done))
         ReportNotHeld(id, attempt, "complete");
     CountTransition(job.queue_id, Transition::kComplete);
@@ -337,6 +350,7 @@ const char *FailJob(int64 id, int32 attempt, text *error, Interval *retry_in)
     TimestampTz now = ClockNow();
     bool dead = attempt >= job.max_attempts;
     JobUpdate update = {};
+    update.action = "fail";
     update.set_last_error = true;
     update.last_error = error;
     update.set_lease = true;
@@ -378,6 +392,7 @@ TimestampTz HeartbeatJob(int64 id, int32 attempt, Interval *extend)
         ReportNotHeld(id, attempt, "heartbeat");
     TimestampTz expires = ClockNow() + LeaseUsec(job.queue_id, extend);
     JobUpdate update = {};
+    update.action = "heartbeat";
     update.set_lease = true;
     update.lease_expires_at = expires;
     if (!UpdateRunningJob(rows, attempt, update))

@@ -3,8 +3,11 @@
 #include "engine/enqueue.hpp"
 
 extern "C" {
+#include "access/table.h"
 #include "catalog/pg_type.h"
+#include "commands/trigger.h"
 #include "utils/array.h"
+#include "utils/rel.h"
 }
 
 #include <algorithm>
@@ -70,6 +73,31 @@ Statement kInsertBatchKeyed = {CQ_INSERT_BATCH(", concurrency_key", ", $7"), 7,
 // Races on one dedup key resolve in a round or two; this only bounds a
 // pathological loop (the live job finishing between our two statements).
 constexpr int kDedupRounds = 10;
+
+// An INSERT into an existing queue that wrote no row: a BEFORE INSERT row
+// trigger on claimqueue.jobs returned NULL (the queue's lock keeps it from
+// being dropped meanwhile).
+[[noreturn]] void ReportSkippedInsert(text *queue, int64 skipped)
+{
+    ereport(ERROR,
+            (errcode(ERRCODE_TRIGGERED_ACTION_EXCEPTION),
+             errmsg("could not enqueue into queue \"%s\": a BEFORE INSERT trigger on "
+                    "claimqueue.jobs skipped the insert",
+                    text_to_cstring(queue)),
+             errdetail("A row trigger returned NULL for %lld of the jobs, so no job was "
+                       "enqueued.",
+                       (long long) skipped),
+             errhint("Have the trigger return NEW for claimqueue's inserts.")));
+}
+
+// Whether claimqueue.jobs has a BEFORE INSERT row trigger (one could skip an insert).
+bool HasBeforeInsertTrigger()
+{
+    Relation rel = table_open(JobsRelid(), AccessShareLock);
+    bool has = rel->trigdesc != nullptr && rel->trigdesc->trig_insert_before_row;
+    table_close(rel, AccessShareLock);
+    return has;
+}
 
 // The columns of a job in queue `queue_id` enqueued at `now` with the options
 // `job` gives (run_at, priority, max_attempts, concurrency key), the queue's
@@ -162,14 +190,17 @@ int64 EnqueueJob(text *queue, const NewJob &job, text *dedup_key)
     int64 id = 0;
     bool inserted = false;
     if (dedup_key == nullptr) {
-        if (Execute(keyed ? &kInsertKeyed : &kInsert, args, nulls) != 1)
-            ReportUnknownQueue(queue);
+        if (Execute(keyed ? &kInsertKeyed : &kInsert, args, nulls) != 1) {
+            RequireQueueExists(queue);
+            ReportSkippedInsert(queue, 1);
+        }
         id = DatumGetInt64(ResultValue(0, 1));
         CountTransition(DatumGetInt32(ResultValue(0, 2)), Transition::kEnqueue);
         inserted = true;
     } else {
         Datum find_args[2] = {PointerGetDatum(queue), PointerGetDatum(dedup_key)};
         bool found = false;
+        int empty_rounds = 0;  // neither inserted nor found, in a row
         for (int round = 0; round < kDedupRounds && !found; round++) {
             if (Execute(keyed ? &kInsertDedupKeyed : &kInsertDedup, args, nulls) == 1) {
                 id = DatumGetInt64(ResultValue(0, 1));
@@ -180,7 +211,15 @@ int64 EnqueueJob(text *queue, const NewJob &job, text *dedup_key)
                 found = true;
             } else {
                 RequireQueueExists(queue);
+                // No conflict to find twice running: the INSERT itself wrote
+                // nothing, which on a table with a BEFORE INSERT row trigger
+                // is that trigger (a key finishing between the two statements
+                // twice in a row would be a race lost twice).
+                if (++empty_rounds >= 2 && HasBeforeInsertTrigger())
+                    ReportSkippedInsert(queue, 1);
+                continue;
             }
+            empty_rounds = 0;
         }
         if (!found)
             ereport(ERROR, (errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
@@ -254,6 +293,10 @@ int EnqueueBatch(text *queue, Datum payloads, const NewJob &common, int64 **ids)
     uint64 n = Execute(common.concurrency_key ? &kInsertBatchKeyed : &kInsertBatch, args, nulls);
     if (n == 0)
         RequireQueueExists(queue);  // an empty array is fine for an existing queue
+    ArrayType *array = DatumGetArrayTypeP(payloads);
+    int64 given = ArrayGetNItems(ARR_NDIM(array), ARR_DIMS(array));
+    if ((int64) n < given)
+        ReportSkippedInsert(queue, given - (int64) n);
     // ids come from one sequence in insertion order, which is payload order.
     int64 *out = (int64 *) SPI_palloc(sizeof(int64) * (n + 1));  // outlives SPI_finish
     for (uint64 i = 0; i < n; i++)

@@ -590,7 +590,9 @@ TM_Result WritePlainVersion(Writer *w, TupleTableSlot *previous, bool wait = tru
 
 // Writes new_slot as the new version of the row lock_slot holds (locked by
 // this transaction): constraints, indexes, row triggers and WAL as an UPDATE's.
-void WriteLockedVersion(JobRows *rows)
+// False when a BEFORE UPDATE row trigger returned NULL: nothing was written,
+// as an UPDATE then updates no row.
+bool WriteLockedVersion(JobRows *rows)
 {
     Writer *w = rows->writer;
     if (w->plain) {
@@ -598,11 +600,15 @@ void WriteLockedVersion(JobRows *rows)
         if (result != TM_Ok)
             elog(ERROR, "claimqueue: job row locked by this transaction could not be updated (%d)",
                  (int) result);
-        return;
+        return true;
     }
     PrepareNewVersion(w, w->lock_slot);
+    // ExecSimpleRelationUpdate returns nothing: the heap's update gives the
+    // slot the new version's TID, which a skipped update leaves invalid.
+    ItemPointerSetInvalid(&w->new_slot->tts_tid);
     ExecSimpleRelationUpdate(w->rri, w->estate, &rows->epq, w->lock_slot, w->new_slot);
     ResetPerTupleExprContext(w->estate);
+    return ItemPointerIsValid(&w->new_slot->tts_tid);
 }
 
 // --- Where this session's claims wrote their jobs --------------------------
@@ -919,7 +925,11 @@ int Claim(JobRows *rows, const ClaimScan &scan, int limit, const ClaimWrite &wri
                 continue;
             StartNewVersion(w, w->lock_slot);
             SetClaimed(w, write, worker, lease_expires_at);
-            WriteLockedVersion(rows);
+            // A row trigger that skipped the update left the job ready: not
+            // claimed (the row stays locked by this transaction, so no other
+            // claim takes it meanwhile), and the claim goes on to the next.
+            if (!WriteLockedVersion(rows))
+                continue;
             if (w->plain)
                 NoteClaimedVersion(rows);
             PutClaimed(w, out, out_desc, lease_expires_at);
@@ -1218,7 +1228,19 @@ bool UpdateRunningJob(JobRows *rows, int32 attempt, const JobUpdate &update)
         if (!LockLatestRunning(rows, w->scan_slot, attempt))
             return false;
         ApplyUpdate(w, w->lock_slot, update);
-        WriteLockedVersion(rows);
+        if (!WriteLockedVersion(rows)) {
+            bool isnull;
+            int64 id = DatumGetInt64(Value(w, w->lock_slot, kId, &isnull));
+            ereport(ERROR,
+                    (errcode(ERRCODE_TRIGGERED_ACTION_EXCEPTION),
+                     errmsg("could not %s job %lld: a BEFORE UPDATE trigger on claimqueue.jobs "
+                            "skipped the update",
+                            update.action, (long long) id),
+                     errdetail("A row trigger returned NULL, so job %lld is still running "
+                               "under attempt %d and nothing was written.",
+                               (long long) id, attempt),
+                     errhint("Have the trigger return NEW (or OLD) for this update.")));
+        }
         return true;
     }
     // As UPDATE: write the version the snapshot showed, waiting for a session

@@ -174,6 +174,7 @@ struct JobUpdate {
     bool set_pos;
     int64 pos;                       // -1: NULL
     struct varlena *result;          // jsonb; nullptr: unchanged (a running job has none)
+    const char *action;              // "complete", "fail", ...: names the call in an error
 };
 
 // Writes the new version of the job FindRunningJob found, as
@@ -182,7 +183,9 @@ struct JobUpdate {
 // changed meanwhile is locked in its latest form and checked again (still
 // running under `attempt`: updated); under REPEATABLE READ or SERIALIZABLE it
 // is a serialization failure (40001). False when the job is no longer running
-// under `attempt` (the caller says why).
+// under `attempt` (the caller says why). A BEFORE UPDATE row trigger that
+// skips the update (returns NULL) raises 09000: the job is still running,
+// and a call that returned as if it had finished it would lie.
 bool UpdateRunningJob(JobRows *rows, int32 attempt, const JobUpdate &update);
 
 // The session module calls these: a change of the table or of one of its
