@@ -25,18 +25,21 @@ namespace {
 // reached the limit. Completions and reaps do not lower it: it errs high, and
 // that only brings the next count forward.
 //
-// One slot per (database, jobs table, queue, its settings' version, key), at
-// a place fixed by hashing them (a claim of a queue without limits adds to no
-// bound, so one kept while a queue had limits must not serve after they were
-// removed and set again: the queue row's xmin names the settings); any slot
-// may be taken over by another (its owner then counts again). A key longer
-// than kBoundKeyBytes keeps no bound: its claims count each time, as without
-// this table. A claim adds after it wrote its running versions, and bumps the
+// One slot per (database, jobs table, queue, key), at a place fixed by
+// hashing them; any slot may be taken over by another (its owner then counts
+// again). A slot also names the queue's settings it was counted under (the
+// queue row's xmin) and serves only claims that read those settings: a claim
+// of a queue without limits adds to no bound, so one kept while a queue had
+// limits must not serve after they were removed and set again. Claims whose
+// cached settings straddle an alter_queue() share the place: each one's
+// claims free a slot of the other settings (AddToBound), so neither trusts a
+// bound that misses the other's jobs, and they count. A key longer than
+// kBoundKeyBytes keeps no bound: its claims count each time, as without this
+// table. A claim adds after it wrote its running versions, and bumps the
 // place's generation; a count replaces the bound only if the generation is
 // still the one read before counting, so a claim the count may have missed
-// (one made under the other limit lock while a limit changes) is never
-// dropped; and only a count made before its transaction wrote anything
-// replaces it (see RunningUpTo).
+// is never dropped; and only a count made before its transaction wrote
+// anything replaces it (see RunningUpTo).
 constexpr int kBoundSlots = 4096;
 constexpr int kBoundKeyBytes = 64;
 
@@ -82,7 +85,6 @@ BoundSlot *PlaceOf(const BoundOf &of)
     uint32 h = hash_combine(murmurhash32(MyDatabaseId), murmurhash32((uint32) of.queue_id));
     h = hash_combine(h, murmurhash32(of.key != nullptr ? of.key_hash : 0));
     h = hash_combine(h, murmurhash32(of.jobs ^ (of.key != nullptr ? 1u : 0u)));
-    h = hash_combine(h, murmurhash32(of.settings_xmin));
     return &bounds->slots[h % kBoundSlots];
 }
 
@@ -156,6 +158,8 @@ void AddToBound(const BoundOf &of, int claimed)
     BoundSlot &slot = *PlaceOf(of);
     if (Holds(slot, of))
         slot.bound += claimed;
+    else
+        slot.database = InvalidOid;  // a bound under other settings misses these claims
     slot.generation++;  // also when another holds the place: a count of `of` may be under way
 }
 
@@ -276,19 +280,21 @@ bool AdmitToGate(LimitGate *gate, JobRows *rows, text *key, int *slot)
     k.locked = false;
     k.left = 0;
     k.claimed = 0;
-    // Under the queue's lock every claim of the queue is serialized already.
-    if (!gate->queue_locked) {
-        LOCKTAG tag;
-        SetLimitLockTag(&tag, gate->queue_id, hash, kKeyLimitLockSpace);
-        LockAcquireResult got = LockAcquire(&tag, ExclusiveLock, false, true);
-        if (got == LOCKACQUIRE_NOT_AVAIL)
-            return false;  // another claim is counting this key: pass its jobs over
-        // A second key with the same hash finds the lock held by this call:
-        // one hold per call, released once.
-        k.locked = got == LOCKACQUIRE_OK;
-        if (!k.locked)
-            LockRelease(&tag, ExclusiveLock, false);
-    }
+    // Also under the queue's lock: a claim whose cached settings predate an
+    // alter_queue() that set max_running holds only the key's lock, and the
+    // two must not count the key at once
+    // (test/isolation/specs/limit_per_key_straddle.spec). Never waited for,
+    // so no cycle with the queue's lock.
+    LOCKTAG tag;
+    SetLimitLockTag(&tag, gate->queue_id, hash, kKeyLimitLockSpace);
+    LockAcquireResult got = LockAcquire(&tag, ExclusiveLock, false, true);
+    if (got == LOCKACQUIRE_NOT_AVAIL)
+        return false;  // another claim is counting this key: pass its jobs over
+    // A second key with the same hash finds the lock held by this call:
+    // one hold per call, released once.
+    k.locked = got == LOCKACQUIRE_OK;
+    if (!k.locked)
+        LockRelease(&tag, ExclusiveLock, false);
     k.left = gate->max_running_per_key -
              RunningUpTo(rows, KeyBound(gate, k), gate->max_running_per_key);
     return k.left > 0;

@@ -4,7 +4,9 @@
 // before locking the job, tells it of each job claimed, and closes it.
 //
 // Exactness: the running jobs are counted under a lock (the queue's for
-// max_running, else the key's) with a dirty snapshot, which shows the running
+// max_running, the key's for max_running_per_key, also under the queue's, so
+// claims that read settings from either side of an alter_queue() exclude
+// each other on a key) with a dirty snapshot, which shows the running
 // versions of claims still in progress as well as committed ones. A claimer
 // writes its running versions before it releases the lock, so the next
 // holder counts them whether or not they have committed; completions and

@@ -14,9 +14,12 @@
 #   LIMITS_TIMEOUT   give up draining a queue after this many seconds (default 300)
 #   LIMITS_DB        database to create (default claimqueue_limits)
 #   CLAIMQUEUE_ADMIN_DB  database for CREATE/DROP DATABASE (default postgres)
-# Two queues, drained one after the other: per_key (max_running_per_key 2:
-# the per-key locks) and both (max_running 6 and max_running_per_key 2: the
-# queue's lock). Exits non-zero when a check fails.
+# Three queues, drained one after the other: per_key (max_running_per_key 2:
+# the per-key locks), both (max_running 6 and max_running_per_key 2: the
+# queue's lock) and toggled (max_running_per_key 2, while another session
+# sets max_running to 100000 and removes it again every 5 ms, so claims read
+# settings from either side of a change: the per-key limit, unchanged, must
+# hold throughout). Exits non-zero when a check fails.
 set -euo pipefail
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -38,6 +41,26 @@ sql <<'SQL'
 CREATE EXTENSION claimqueue;
 SELECT create_queue('per_key', lease => '10 minutes', max_running_per_key => 2) \g /dev/null
 SELECT create_queue('both', lease => '10 minutes', max_running => 6, max_running_per_key => 2) \g /dev/null
+SELECT create_queue('toggled', lease => '10 minutes', max_running_per_key => 2) \g /dev/null
+-- Sets and removes the queue's max_running every 5 ms, each change committed,
+-- until the queue has no ready or running job left (or the deadline).
+CREATE TABLE toggles (max_running int NOT NULL);
+CREATE PROCEDURE toggle_max_running(q text, deadline timestamptz)
+LANGUAGE plpgsql AS $$
+DECLARE
+    limited boolean := false;
+    qid int := (SELECT queue_id FROM claimqueue.queues WHERE name = q);
+BEGIN
+    LOOP
+        limited := NOT limited;
+        PERFORM alter_queue(q, max_running => CASE WHEN limited THEN 100000 ELSE 0 END);
+        INSERT INTO toggles VALUES (CASE WHEN limited THEN 100000 ELSE 0 END);
+        COMMIT;
+        EXIT WHEN clock_timestamp() > deadline OR NOT EXISTS
+            (SELECT 1 FROM claimqueue.jobs WHERE queue_id = qid AND state IN ('ready', 'running'));
+        PERFORM pg_sleep(0.005);
+    END LOOP;
+END $$;
 CREATE TABLE effects (
     job_id      bigint NOT NULL,
     attempt     integer NOT NULL,
@@ -49,7 +72,8 @@ sql -f test/stress/sampler.sql
 
 status=0
 log=$(mktemp)
-for queue in per_key both; do
+toggler_pid=""
+for queue in per_key both toggled; do
     # Jobs of key k(g % keys), every tenth without a key, interleaved in batches.
     for ((from = 1; from <= jobs; from += 1000)); do
         to=$(( from + 999 < jobs ? from + 999 : jobs ))
@@ -61,6 +85,10 @@ for queue in per_key both; do
     deadline=$(( $(date +%s) + timeout_s ))
     psql -X -q -d "$db" -c "CALL sample_running('$queue', now() + interval '$timeout_s seconds')" &
     sampler_pid=$!
+    if [ "$queue" = toggled ]; then
+        psql -X -q -d "$db" -c "CALL toggle_max_running('$queue', now() + interval '$timeout_s seconds')" &
+        toggler_pid=$!
+    fi
     echo "limits: draining $jobs jobs of queue $queue with $clients workers"
     t0=$(date +%s.%N)
     while [ "$(val "SELECT count(*) FROM claimqueue.jobs j JOIN claimqueue.queues q USING (queue_id)
@@ -77,26 +105,31 @@ for queue in per_key both; do
     [ "$status" = 0 ] || break
     wait "$sampler_pid"
     sampler_pid=""
+    if [ -n "$toggler_pid" ]; then
+        wait "$toggler_pid"
+        toggler_pid=""
+        echo "limits: max_running set or removed $(val "SELECT count(*) FROM toggles") times meanwhile"
+    fi
     awk -v a="$t0" -v b="$(date +%s.%N)" -v n="$jobs" \
         'BEGIN { printf "limits: drained in %.1f s (%.0f jobs/s)\n", b - a, n / (b - a) }'
 done
 
 checks=$(psql -X -q -v ON_ERROR_STOP=1 -At -F '|' -d "$db" -v n="$jobs" <<'SQL'
 SELECT q.name || ': samples', 'info', (SELECT count(DISTINCT sample) FROM samples s WHERE s.queue = q.name)
-  FROM claimqueue.queues q WHERE q.name IN ('per_key', 'both')
+  FROM claimqueue.queues q WHERE q.name IN ('per_key', 'both', 'toggled')
 UNION ALL
 SELECT q.name || ': max running per key (limit ' || q.max_running_per_key || ')', 'info',
        (SELECT max(running) FROM samples s WHERE s.queue = q.name AND s.key LIKE 'k%')
-  FROM claimqueue.queues q WHERE q.name IN ('per_key', 'both')
+  FROM claimqueue.queues q WHERE q.name IN ('per_key', 'both', 'toggled')
 UNION ALL
 SELECT q.name || ': max running in the queue (limit ' || coalesce(q.max_running::text, 'none') || ')', 'info',
        (SELECT max(running) FROM samples s WHERE s.queue = q.name AND s.key = '(queue)')
-  FROM claimqueue.queues q WHERE q.name IN ('per_key', 'both')
+  FROM claimqueue.queues q WHERE q.name IN ('per_key', 'both', 'toggled')
 UNION ALL
 SELECT q.name || ': samples with a key above its limit', '0',
        (SELECT count(*) FROM samples s WHERE s.queue = q.name AND s.key LIKE 'k%'
            AND s.running > q.max_running_per_key)
-  FROM claimqueue.queues q WHERE q.name IN ('per_key', 'both')
+  FROM claimqueue.queues q WHERE q.name IN ('per_key', 'both', 'toggled')
 UNION ALL
 SELECT q.name || ': samples with the queue above its limit', '0',
        (SELECT count(*) FROM samples s WHERE s.queue = q.name AND s.key = '(queue)'
@@ -105,13 +138,13 @@ SELECT q.name || ': samples with the queue above its limit', '0',
 UNION ALL
 SELECT q.name || ': jobs done', :'n',
        (SELECT count(*) FROM claimqueue.jobs j WHERE j.queue_id = q.queue_id AND j.state = 'done')
-  FROM claimqueue.queues q WHERE q.name IN ('per_key', 'both')
+  FROM claimqueue.queues q WHERE q.name IN ('per_key', 'both', 'toggled')
 UNION ALL
 SELECT q.name || ': jobs in any other state', '0',
        (SELECT count(*) FROM claimqueue.jobs j WHERE j.queue_id = q.queue_id AND j.state <> 'done')
-  FROM claimqueue.queues q WHERE q.name IN ('per_key', 'both')
+  FROM claimqueue.queues q WHERE q.name IN ('per_key', 'both', 'toggled')
 UNION ALL
-SELECT 'effect rows', (2 * :n)::text, (SELECT count(*) FROM effects)
+SELECT 'effect rows', (3 * :n)::text, (SELECT count(*) FROM effects)
 UNION ALL
 SELECT 'jobs with more than one effect', '0',
        (SELECT count(*) FROM (SELECT job_id FROM effects GROUP BY job_id HAVING count(*) > 1) d)
