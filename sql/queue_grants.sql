@@ -110,6 +110,55 @@ SELECT pg_temp.err($$SELECT grant_queue('a', 'manage', 'regress_cq_worker_a')$$)
 RESET ROLE;
 SELECT pg_temp.fingerprint() = :'before' AS unchanged;
 
+-- What a role learns of other queues' jobs: nothing. To a role that holds no
+-- privilege on a job's queue, every call that names the job answers as for
+-- an id no job has (QC002; a schedule: QC006), so probing ids tells it
+-- neither which exist nor in which queue; a role that holds another
+-- privilege on the queue (it may see the queue) gets the detailed 42501.
+-- probe(stmt, id): the call's error with the id written as ID.
+CREATE FUNCTION pg_temp.probe(stmt text, id bigint) RETURNS text LANGUAGE sql AS $$
+    SELECT replace(pg_temp.err(format(stmt, id)), id::text, 'ID') $$;
+SELECT create_queue('hid');
+SELECT enqueue('hid') AS hidden \gset
+SELECT id = :hidden AS claimed FROM dequeue('hid', 'admin-worker');
+SELECT schedule('hid-daily', '@daily', 'hid') IS NOT NULL AS scheduled;
+SELECT enqueue('a') AS mine \gset
+GRANT EXECUTE ON FUNCTION cancel(bigint), retry(bigint, timestamptz), unschedule(text)
+    TO regress_cq_worker_a;
+SET ROLE regress_cq_worker_a;
+SELECT count(*) AS claimed FROM dequeue('a', 'wa', 10);
+RESET ROLE;
+SELECT pg_temp.fingerprint() AS before \gset
+SET ROLE regress_cq_worker_a;
+SELECT call, pg_temp.probe(call, :hidden) = pg_temp.probe(call, 987654321) AS alike,
+       pg_temp.probe(call, :hidden) AS error
+FROM unnest(ARRAY[
+    'SELECT complete(%s, 1)',
+    'SELECT fail(%s, 1, ''x'')',
+    'SELECT heartbeat(%s, 1)',
+    'SELECT * FROM complete_and_dequeue(%s, 1, ''a'', ''wa'')',
+    'SELECT complete_batch(ARRAY[%s]::bigint[], ARRAY[1])',
+    'SELECT complete_batch(ARRAY[%s, 987654322]::bigint[], ARRAY[1, 1])',
+    'SELECT complete_batch(ARRAY[' || :mine || ', %s]::bigint[], ARRAY[2, 1])',
+    'SELECT cancel(%s)',
+    'SELECT retry(%s)',
+    'SELECT row(s.*)::text FROM job_status(ARRAY[%s]::bigint[]) s']) AS call;
+SELECT pg_temp.err($$SELECT unschedule('hid-daily')$$);
+SELECT pg_temp.err($$SELECT unschedule('no-such-schedule')$$);
+RESET ROLE;
+SELECT pg_temp.fingerprint() = :'before' AS unchanged;
+-- A role that may see the queue (here: produce into it) gets the detail.
+SELECT grant_queue('hid', 'produce', 'regress_cq_worker_a');
+SET ROLE regress_cq_worker_a;
+SELECT pg_temp.err(format('SELECT complete(%s, 1)', :hidden));
+SELECT pg_temp.err(format('SELECT complete_batch(ARRAY[%s]::bigint[], ARRAY[1])', :hidden));
+SELECT pg_temp.err(format('SELECT cancel(%s)', :hidden));
+SELECT pg_temp.err($$SELECT unschedule('hid-daily')$$);
+RESET ROLE;
+REVOKE EXECUTE ON FUNCTION cancel(bigint), retry(bigint, timestamptz), unschedule(text)
+    FROM regress_cq_worker_a;
+SELECT drop_queue('hid', force => true);
+
 -- Dropping a queue drops its grants.
 SELECT drop_queue('a', force => true);
 SELECT queue, privilege FROM queue_privileges ORDER BY 1, 2;

@@ -11,6 +11,7 @@ extern "C" {
 #include "utils/syscache.h"
 }
 
+#include "engine/claim.hpp"
 #include "engine/grants.hpp"
 #include "engine/queue_cache.hpp"
 #include "engine/schema_version.hpp"
@@ -121,19 +122,51 @@ void RequireQueuePrivilege(text *queue, QueuePrivilege privilege, const char *ac
     }
 }
 
-void RequireJobPrivilege(int64 id, QueuePrivilege privilege, const char *action)
-{
-    RequireJobsPrivilege(1, &id, privilege, action);
-}
-
-void RequireJobsPrivilege(int n, const int64 *ids, QueuePrivilege privilege, const char *action)
+bool CallerSeesQueue(text *queue)
 {
     if (CallerIsAdmin())
-        return;
+        return true;
+    for (QueuePrivilege p : {QueuePrivilege::kConsume, QueuePrivilege::kProduce,
+                             QueuePrivilege::kManage}) {
+        if (CachedGrant(current_caller->user, (int) p, queue))
+            return true;
+        switch (QueueGranted(queue, QueuePrivilegeName(p), current_caller->user)) {
+        case GrantLookup::kNoQueue:
+            return true;
+        case GrantLookup::kDenied:
+            break;
+        case GrantLookup::kGranted:
+            RememberGrant(current_caller->user, (int) p, queue);
+            return true;
+        }
+    }
+    return false;
+}
+
+void RequireJobPrivilege(int64 id, QueuePrivilege privilege, const char *action)
+{
+    if (RequireJobsPrivilege(1, &id, privilege, action) == 0)
+        ReportJobNotFound(id);
+}
+
+int RequireJobsPrivilege(int n, const int64 *ids, QueuePrivilege privilege, const char *action)
+{
+    if (CallerIsAdmin())
+        return n;
     text **queues;
-    int nqueues = JobQueues(n, ids, &queues);
-    for (int i = 0; i < nqueues; i++)
+    int *first;
+    int nqueues = JobQueues(n, ids, &queues, &first);
+    int hidden = n;
+    for (int i = 0; i < nqueues; i++) {
+        if (CachedGrant(current_caller->user, (int) privilege, queues[i]))
+            continue;
+        if (!CallerSeesQueue(queues[i])) {
+            hidden = first[i] < hidden ? first[i] : hidden;
+            continue;
+        }
         RequireQueuePrivilege(queues[i], privilege, action);
+    }
+    return hidden;
 }
 
 void RequireAdmin(const char *action)

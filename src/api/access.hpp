@@ -39,11 +39,22 @@ const Caller *CurrentCaller();
 void RequireQueuePrivilege(text *queue, QueuePrivilege privilege, const char *action);
 
 // The same for the queue of job `id` (a job that does not exist passes: the
-// action reports QC002).
+// action reports QC002). A job in a queue the caller holds no privilege on
+// at all is reported as one that does not exist (QC002, the same message),
+// so probing ids tells a role nothing about other queues' jobs; a caller
+// that holds another privilege on the queue gets the detailed 42501.
 void RequireJobPrivilege(int64 id, QueuePrivilege privilege, const char *action);
 
-// The same for the queues of the jobs `ids` (n of them), in one lookup.
-void RequireJobsPrivilege(int n, const int64 *ids, QueuePrivilege privilege, const char *action);
+// The same for the queues of the jobs `ids` (n of them), in one lookup, for
+// an action that takes them in order and stops at the first it cannot: 42501
+// at once, as above; returns the position of the first job the caller may
+// not see (n when none), which the action is to report as QC002 when it gets
+// there, as it would report a job that does not exist.
+int RequireJobsPrivilege(int n, const int64 *ids, QueuePrivilege privilege, const char *action);
+
+// Whether the caller holds any privilege on `queue` (may learn what it holds);
+// true for a queue that does not exist.
+bool CallerSeesQueue(text *queue);
 
 // Raises 42501 unless the caller is an administrator (claimqueue_admin).
 void RequireAdmin(const char *action);

@@ -310,8 +310,12 @@ CQ_QUEUE_FUNCTION(cq_complete_many)
                 ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                                 errmsg("job %lld appears twice in ids", (long long) ids[i])));
     }
-    RequireJobsPrivilege(n, ids, QueuePrivilege::kConsume, "complete_batch()");
-    CompleteJobs(n, ids, attempts, results);
+    // A job the caller may not see is taken, in its turn, as one that does
+    // not exist: the jobs before it are completed (or raise) first.
+    int visible = RequireJobsPrivilege(n, ids, QueuePrivilege::kConsume, "complete_batch()");
+    CompleteJobs(visible, ids, attempts, results);
+    if (visible < n)
+        ReportJobNotFound(ids[visible]);
     PG_RETURN_VOID();
 }
 

@@ -96,7 +96,9 @@ CQ_QUEUE_FUNCTION(cq_unschedule)
 {
     text *name = ScheduleNameArg(fcinfo, 0);
     text *queue = ScheduleQueue(name);
-    if (queue == nullptr)
+    // A schedule of a queue the caller holds no privilege on reads as one
+    // that does not exist.
+    if (queue == nullptr || !CallerSeesQueue(queue))
         ReportUnknownSchedule(name);
     RequireQueuePrivilege(queue, QueuePrivilege::kManage, "unschedule()");
     DropSchedule(name);

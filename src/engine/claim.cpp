@@ -63,8 +63,7 @@ char *JobState(int64 id, int32 *attempt = nullptr)
 {
     Datum args[1] = {Int64GetDatum(id)};
     if (Execute(&kJobState, args, nullptr, 1) == 0)
-        ereport(ERROR, (errcode(ERRCODE_CQ_JOB_NOT_FOUND),
-                        errmsg("job %lld does not exist", (long long) id)));
+        ReportJobNotFound(id);
     if (attempt)
         *attempt = DatumGetInt32(ResultValue(0, 2));
     return TextDatumGetCString(ResultValue(0, 1));
@@ -126,6 +125,13 @@ char *JobState(int64 id, int32 *attempt = nullptr)
 }
 
 }  // namespace
+
+void ReportJobNotFound(int64 id)
+{
+    ereport(ERROR,
+            (errcode(ERRCODE_CQ_JOB_NOT_FOUND), errmsg("job %lld does not exist", (long long) id)));
+    pg_unreachable();
+}
 
 TimestampTz AfterBackoff(TimestampTz now, int attempts_made, Datum base, Datum cap)
 {

@@ -60,4 +60,8 @@ TimestampTz AfterBackoff(TimestampTz now, int attempts_made, Datum base, Datum c
 // Raises QC005 unless the transaction runs at READ COMMITTED.
 void RequireReadCommitted(const char *function);
 
+// Raises QC002 for job `id`: what every call says of a job that does not
+// exist (and of one in a queue the caller may not see, api/access.hpp).
+[[noreturn]] void ReportJobNotFound(int64 id);
+
 }  // namespace claimqueue

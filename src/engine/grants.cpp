@@ -51,9 +51,11 @@ Statement kJobStatuses = {
     " ORDER BY u.o",
     3, {INT8ARRAYOID, BOOLOID, OIDOID}, nullptr};
 
+// Each queue of the jobs, with the first position (from 1) of its jobs in $1.
 Statement kJobsQueues = {
-    "SELECT DISTINCT q.name FROM claimqueue.jobs j JOIN claimqueue.queues q"
-    " ON q.queue_id = j.queue_id WHERE j.id = ANY ($1) ORDER BY q.name",
+    "SELECT q.name, pg_catalog.min(u.o) FROM pg_catalog.unnest($1::bigint[]) WITH ORDINALITY AS u(id, o)"
+    " JOIN claimqueue.jobs j ON j.id = u.id JOIN claimqueue.queues q ON q.queue_id = j.queue_id"
+    " GROUP BY q.name ORDER BY 2",
     1, {INT8ARRAYOID}, nullptr};
 
 bool Change(Statement *stmt, text *queue, const char *privilege, Oid role)
@@ -113,7 +115,7 @@ void JobStatuses(ArrayType *ids, Oid user, bool all, Tuplestorestate *out,
     FinishSpi();
 }
 
-int JobQueues(int n, const int64 *ids, text ***queues)
+int JobQueues(int n, const int64 *ids, text ***queues, int **first)
 {
     Datum *values = (Datum *) palloc(sizeof(Datum) * n);
     for (int i = 0; i < n; i++)
@@ -123,8 +125,11 @@ int JobQueues(int n, const int64 *ids, text ***queues)
     uint64 count = Execute(&kJobsQueues, args, nullptr);
     // Copied into the caller's memory (SPI_palloc): they outlive FinishSpi().
     *queues = (text **) SPI_palloc(sizeof(text *) * (count + 1));
-    for (uint64 i = 0; i < count; i++)
+    *first = (int *) SPI_palloc(sizeof(int) * (count + 1));
+    for (uint64 i = 0; i < count; i++) {
         (*queues)[i] = (text *) SPI_datumTransfer(ResultValue(i, 1), false, -1);
+        (*first)[i] = (int) DatumGetInt64(ResultValue(i, 2)) - 1;
+    }
     FinishSpi();
     return (int) count;
 }

@@ -19,8 +19,10 @@ enum class GrantLookup { kNoQueue, kDenied, kGranted };
 GrantLookup QueueGranted(text *queue, const char *privilege, Oid user);
 
 // The names of the queues the jobs `ids` (n of them) belong to, distinct, in
-// *queues (palloc'd); returns how many. Unknown ids have none.
-int JobQueues(int n, const int64 *ids, text ***queues);
+// *queues, and the position in `ids` of each one's first job in *first
+// (both palloc'd), in the order of those positions; returns how many.
+// Unknown ids have none.
+int JobQueues(int n, const int64 *ids, text ***queues, int **first);
 
 // job_status(): one row (id, state, attempt, result, last_error) per element
 // of `ids` (bigint[]), in order, into `out` (in `out_context`); the columns

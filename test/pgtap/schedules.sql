@@ -8,24 +8,9 @@
 -- Everything is rolled back, roles included.
 -- Run: pg_prove -d DB test/pgtap/schedules.sql   (see run.sh)
 
-\set QUIET 1
-\pset format unaligned
-\pset tuples_only true
-\pset pager off
-\set ON_ERROR_ROLLBACK 1
-\set ON_ERROR_STOP true
+\ir setup.psql
 
-BEGIN;
-
-SELECT n.nspname AS cq
-FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
-WHERE e.extname = 'claimqueue' \gset
-SELECT n.nspname AS tap
-FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
-WHERE e.extname = 'pgtap' \gset
-SET LOCAL search_path = :"cq", :"tap", public;
-
-SELECT plan(58);
+SELECT plan(59);
 
 CREATE TEMP TABLE api (
     ord     int PRIMARY KEY,
@@ -121,7 +106,11 @@ SELECT lives_ok($$SELECT claimqueue_tap_sched.as_role('SELECT schedule(''tap-x''
 SELECT is(claimqueue_tap_sched.as_role('SELECT string_agg(name, '','') FROM schedules'), 'tap-x',
           'the view shows the schedules of the caller''s queues only');
 SELECT throws_ok($$SELECT claimqueue_tap_sched.as_role('SELECT unschedule(''tap-theirs'')')$$,
-                 '42501', NULL, 'unschedule() of another queue''s schedule is refused');
+                 'QC006', 'schedule "tap-theirs" does not exist',
+                 'unschedule() of a schedule of a queue the role holds no privilege on reads as a missing one');
+SELECT throws_ok($$SELECT claimqueue_tap_sched.as_role('SELECT unschedule(''tap-none'')')$$,
+                 'QC006', 'schedule "tap-none" does not exist',
+                 'unschedule() of a schedule that does not exist');
 SELECT throws_ok($$SELECT claimqueue_tap_sched.as_role('SELECT schedule(''tap-theirs'', ''@daily'', ''tap_sched_mine'')')$$,
                  '42501', NULL, 'replacing another queue''s schedule is refused');
 SELECT lives_ok($$SELECT claimqueue_tap_sched.as_role('SELECT unschedule(''tap-x'')')$$,
