@@ -39,6 +39,9 @@ SELECT pg_temp.err($$CALL await_jobs('{1,NULL}', '1s')$$);
 SELECT pg_temp.err($$CALL await_jobs('{{1},{2}}', '1s')$$);
 SELECT pg_temp.err($$CALL await_jobs('{1}', NULL)$$);
 SELECT pg_temp.err($$CALL await_jobs('{1}', '-1s')$$);
+-- The longest timeout: 100 years of 365.25 days.
+CALL await_jobs('{}', '100 years');
+SELECT pg_temp.err($$CALL await_jobs('{}', '100 years 1 second')$$);
 -- At most 1000 ids per call (54000, naming the limit).
 SELECT pg_temp.err(format('CALL await_jobs(%L, ''1s'')', (SELECT array_agg(g::bigint) FROM generate_series(1, 1001) g)));
 SELECT pg_temp.fingerprint() = :'before' AS unchanged;

@@ -25,7 +25,17 @@ SELECT pg_temp.err($$SELECT create_queue('ok', backoff_base => '-1 s')$$);
 SELECT pg_temp.err($$SELECT create_queue('ok', backoff_base => '2 hours', backoff_cap => '1 hour')$$);
 SELECT pg_temp.err($$SELECT create_queue('ok', retention => '-1 day')$$);
 SELECT pg_temp.err($$SELECT create_queue('ok', if_not_exists => NULL)$$);
+SELECT pg_temp.err($$SELECT create_queue('ok', fair => NULL)$$);
+SELECT pg_temp.err($$SELECT create_queue('ok', retention => '100 years 1 second')$$);
 SELECT pg_temp.fingerprint() = :'before' AS unchanged;
+-- The longest durations: 100 years counted as extract(epoch ...) counts them
+-- (a year is 365.25 days), so '100 years' itself is within.
+SELECT create_queue('century', retention => '100 years', backoff_cap => '100 years',
+                    failed_retention => '1200 months');
+SELECT alter_queue('century', backoff_base => '36525 days');
+SELECT queue, backoff_base, backoff_cap, retention, failed_retention FROM queue_settings
+WHERE queue = 'century';
+SELECT drop_queue('century');
 -- The full error, with its hint.
 SELECT create_queue('Bad Name');
 -- 63 bytes is the longest name.

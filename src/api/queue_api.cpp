@@ -75,6 +75,8 @@ CQ_QUEUE_FUNCTION(cq_create_queue)
     CheckBackoffDatums(values[2], values[3]);
     RequireArg(fcinfo, 6, "if_not_exists");
     CheckSetting(fcinfo, 7, 5, &values[5]);  // optional: stays 0 when NULL
+    if (PG_NARGS() > 10)
+        RequireArg(fcinfo, 10, "fair");  // false or true: NULL is no choice (22004)
     QueueLimits limits = LimitArgs(fcinfo, 8, false);
     limits.fair_given = limits.fair_given && limits.fair;  // a new queue is not fair already
     RequireAdmin("create a queue");

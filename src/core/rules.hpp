@@ -20,7 +20,9 @@ inline constexpr int kMaxAttemptsLimit = 10000;
 inline constexpr int64_t kUsecPerSecond = 1000000;
 inline constexpr int64_t kUsecPerDay = 86400 * kUsecPerSecond;
 inline constexpr int64_t kMaxLeaseUsec = 365 * kUsecPerDay;      // leases and extensions
-inline constexpr int64_t kMaxDelayUsec = 100 * 365 * kUsecPerDay;  // backoff, retry_in, retention
+// backoff, retry_in, retention, await_jobs: 100 years of 365.25 days, as
+// extract(epoch ...) counts '100 years' (the durations' one rule).
+inline constexpr int64_t kMaxDelayUsec = 100 * (365 * kUsecPerDay + kUsecPerDay / 4);
 
 // `value` in double quotes for a message, shortened to 80 bytes ("...") at a
 // UTF-8 character boundary.

@@ -27,7 +27,7 @@ TEST(Limits, DocumentedValues)
     EXPECT_EQ(kUsecPerSecond, 1000000);
     EXPECT_EQ(kUsecPerDay, INT64_C(86400000000));
     EXPECT_EQ(kMaxLeaseUsec, INT64_C(31536000000000));       // 365 days
-    EXPECT_EQ(kMaxDelayUsec, INT64_C(3153600000000000));     // 36500 days
+    EXPECT_EQ(kMaxDelayUsec, INT64_C(3155760000000000));     // 36525 days: '100 years'
 }
 
 // ------------------------------------------------------------------- priority
