@@ -13,6 +13,21 @@ void RequireArg(FunctionCallInfo fcinfo, int n, const char *what)
                         errmsg("%s must not be NULL", what)));
 }
 
+ArrayType *ArrayArg(FunctionCallInfo fcinfo, int n, const char *what, const char *null_hint)
+{
+    RequireArg(fcinfo, n, what);
+    ArrayType *array = PG_GETARG_ARRAYTYPE_P(n);
+    if (ARR_NDIM(array) > 1)
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("%s must be a one-dimensional array, not %d-dimensional", what,
+                               ARR_NDIM(array))));
+    if (array_contains_nulls(array))
+        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+                        errmsg("%s must not contain NULL elements", what),
+                        null_hint != nullptr ? errhint("%s", null_hint) : 0));
+    return array;
+}
+
 // True when argument n is NULL and optional; raises 22004 when it is NULL
 // and required.
 static bool AbsentOptional(FunctionCallInfo fcinfo, int n, const char *what, bool optional)

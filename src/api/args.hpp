@@ -12,6 +12,12 @@ namespace claimqueue {
 // Raises 22004 "<what> must not be NULL" when argument n is NULL.
 void RequireArg(FunctionCallInfo fcinfo, int n, const char *what);
 
+// Array argument n, detoasted: required (22004), one-dimensional (22023
+// naming its dimensions) and without NULL elements (22004, with `null_hint`
+// when given).
+ArrayType *ArrayArg(FunctionCallInfo fcinfo, int n, const char *what,
+                    const char *null_hint = nullptr);
+
 // text argument n, detoasted; required unless `optional` (then NULL -> nullptr).
 text *TextArg(FunctionCallInfo fcinfo, int n, const char *what, bool optional = false);
 

@@ -138,16 +138,7 @@ CQ_QUEUE_FUNCTION(cq_enqueue)
 CQ_QUEUE_FUNCTION(cq_enqueue_batch)
 {
     text *queue = QueueNameArg(fcinfo, 0);
-    RequireArg(fcinfo, 1, "payloads");
-    ArrayType *payloads = PG_GETARG_ARRAYTYPE_P(1);
-    if (ARR_NDIM(payloads) > 1)
-        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                        errmsg("payloads must be a one-dimensional array, not %d-dimensional",
-                               ARR_NDIM(payloads))));
-    if (array_contains_nulls(payloads))
-        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-                        errmsg("payloads must not contain NULL elements"),
-                        errhint("Use '{}' for a job without data.")));
+    ArrayType *payloads = ArrayArg(fcinfo, 1, "payloads", "Use '{}' for a job without data.");
     NewJob common = JobOptions(fcinfo, 2);
     common.concurrency_key = ConcurrencyKeyArg(fcinfo, 5);
     CheckPayloadSizes(payloads);
@@ -273,16 +264,8 @@ static struct varlena **BatchResults(FunctionCallInfo fcinfo, int n)
 // in one statement, all or nothing (the batch counterpart of dequeue(batch => n)).
 CQ_QUEUE_FUNCTION(cq_complete_many)
 {
-    RequireArg(fcinfo, 0, "ids");
-    RequireArg(fcinfo, 1, "attempts");
-    ArrayType *id_array = PG_GETARG_ARRAYTYPE_P(0);
-    ArrayType *attempt_array = PG_GETARG_ARRAYTYPE_P(1);
-    if (ARR_NDIM(id_array) > 1 || ARR_NDIM(attempt_array) > 1)
-        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                        errmsg("ids and attempts must be one-dimensional arrays")));
-    if (array_contains_nulls(id_array) || array_contains_nulls(attempt_array))
-        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-                        errmsg("ids and attempts must not contain NULL elements")));
+    ArrayType *id_array = ArrayArg(fcinfo, 0, "ids");
+    ArrayType *attempt_array = ArrayArg(fcinfo, 1, "attempts");
     int n = ArrayGetNItems(ARR_NDIM(id_array), ARR_DIMS(id_array));
     int n_attempts = ArrayGetNItems(ARR_NDIM(attempt_array), ARR_DIMS(attempt_array));
     if (n != n_attempts)
@@ -323,15 +306,7 @@ CQ_QUEUE_FUNCTION(cq_complete_many)
 // per element of ids, in order; NULLs for a job the caller may not see.
 CQ_QUEUE_FUNCTION(cq_job_status)
 {
-    RequireArg(fcinfo, 0, "ids");
-    ArrayType *ids = PG_GETARG_ARRAYTYPE_P(0);
-    if (ARR_NDIM(ids) > 1)
-        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                        errmsg("ids must be a one-dimensional array, not %d-dimensional",
-                               ARR_NDIM(ids))));
-    if (array_contains_nulls(ids))
-        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-                        errmsg("ids must not contain NULL elements")));
+    ArrayType *ids = ArrayArg(fcinfo, 0, "ids");
     InitMaterializedSRF(fcinfo, 0);
     ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
     const Caller *caller = CurrentCaller();
@@ -393,15 +368,7 @@ namespace {
 Datum StatesArg(FunctionCallInfo fcinfo, int n, const char *function,
                 const char *const allowed[2])
 {
-    RequireArg(fcinfo, n, "states");
-    ArrayType *states = PG_GETARG_ARRAYTYPE_P(n);
-    if (ARR_NDIM(states) > 1)
-        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                        errmsg("states must be a one-dimensional array, not %d-dimensional",
-                               ARR_NDIM(states))));
-    if (array_contains_nulls(states))
-        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-                        errmsg("states must not contain NULL elements")));
+    ArrayType *states = ArrayArg(fcinfo, n, "states");
     Datum *values;
     int count;
     deconstruct_array(states, TEXTOID, -1, false, TYPALIGN_INT, &values, nullptr, &count);

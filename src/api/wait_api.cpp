@@ -314,15 +314,7 @@ void LookAtJobs(const char *sql, ArrayType *ids, bool keep, AwaitLook *look)
 // does. Returns job_status(ids) as a jsonb array, never an error on timeout.
 CQ_FUNCTION(cq_await_jobs)
 {
-    RequireArg(fcinfo, 0, "ids");
-    ArrayType *ids = PG_GETARG_ARRAYTYPE_P(0);
-    if (ARR_NDIM(ids) > 1)
-        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                        errmsg("ids must be a one-dimensional array, not %d-dimensional",
-                               ARR_NDIM(ids))));
-    if (array_contains_nulls(ids))
-        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-                        errmsg("ids must not contain NULL elements")));
+    ArrayType *ids = ArrayArg(fcinfo, 0, "ids");
     int n = ArrayGetNItems(ARR_NDIM(ids), ARR_DIMS(ids));
     rules::CheckAwaitCount(n);
     Interval *timeout = IntervalArg(fcinfo, 1, "timeout");
