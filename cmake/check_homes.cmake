@@ -1,8 +1,11 @@
 # cmake -DSOURCE_DIR=... -P cmake/check_homes.cmake
 # A concern has one home: each pattern below may appear in the sources under
 # src/ and the pgTAP files only in the file named beside it.
+#   object_access_hook    the session's callbacks (src/pg/session.cpp): a
+#                         module gives a handler (OnDatabaseDrop)
 #   array_contains_nulls  the array arguments' checks (ArrayArg)
 set(_homes
+  "object_access_hook" "src/pg/session.cpp"
   "array_contains_nulls" "src/api/args.cpp")
 
 file(GLOB_RECURSE _sources RELATIVE "${SOURCE_DIR}"

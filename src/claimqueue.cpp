@@ -52,6 +52,8 @@ extern "C" void _PG_init(void)
     claimqueue::OnRelationChange(claimqueue::SchemaAtRelationChange);
     claimqueue::OnRelationChange(claimqueue::QueueCacheAtRelationChange);
     claimqueue::OnRoleChange(claimqueue::QueueCacheAtRoleChange);
+    claimqueue::OnDatabaseDrop(claimqueue::CursorsAtDatabaseDrop);
+    claimqueue::OnDatabaseDrop(claimqueue::MetricsAtDatabaseDrop);
     claimqueue::InstallSessionCallbacks();
 
     if (!loaded_at_preload)

@@ -22,6 +22,10 @@ constexpr int kLanes = kMaxPriority - kMinPriority + 1;
 
 void RequestCursorState();  // from _PG_init while preloading
 
+// A DROP DATABASE or DROP EXTENSION claimqueue (the session module calls it):
+// the database's entries are freed when the transaction commits.
+void CursorsAtDatabaseDrop(Oid database);
+
 // At the end of every transaction (the session module calls it): releases
 // this backend's in-flight slots and pins, notes scheduled jobs at commit,
 // frees dropped queues' entries at commit, keeps a prepared transaction's

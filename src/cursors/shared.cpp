@@ -4,10 +4,6 @@
 
 extern "C" {
 #include "access/twophase.h"
-#include "catalog/objectaccess.h"
-#include "catalog/pg_database.h"
-#include "catalog/pg_extension.h"
-#include "commands/extension.h"
 #include "port/atomics.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
@@ -443,33 +439,20 @@ bool CursorsEnabled()
     return state != nullptr && state->capacity > 0;
 }
 
-object_access_hook_type prev_object_access_hook = nullptr;
-
-// DROP EXTENSION claimqueue and DROP DATABASE free the entries of the
-// database's queues when they commit, so a queue of a re-created extension
-// (whose ids start at 1 again) never inherits an old cursor.
-void FreeOnDrop(ObjectAccessType access, Oid class_id, Oid object_id, int sub_id, void *arg)
-{
-    if (prev_object_access_hook)
-        prev_object_access_hook(access, class_id, object_id, sub_id, arg);
-    if (access != OAT_DROP || !CursorsEnabled())
-        return;
-    if (class_id == DatabaseRelationId) {
-        FreeDatabaseCursorsAtCommit(object_id);
-    } else if (class_id == ExtensionRelationId) {
-        char *name = get_extension_name(object_id);
-        if (name != nullptr && strcmp(name, "claimqueue") == 0)
-            FreeDatabaseCursorsAtCommit(MyDatabaseId);
-    }
-}
-
 }  // namespace
 
 void RequestCursorState()
 {
     AddSharedRegion(&kCursorRegion);
-    prev_object_access_hook = object_access_hook;
-    object_access_hook = FreeOnDrop;
+}
+
+// DROP EXTENSION claimqueue and DROP DATABASE free the entries of the
+// database's queues when they commit, so a queue of a re-created extension
+// (whose ids start at 1 again) never inherits an old cursor.
+void CursorsAtDatabaseDrop(Oid database)
+{
+    if (CursorsEnabled())
+        FreeDatabaseCursorsAtCommit(database);
 }
 
 int64 DrawPosition(int32 queue_id, int priority)

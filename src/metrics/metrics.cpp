@@ -5,10 +5,6 @@ extern "C" {
 #include "access/twophase.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
-#include "catalog/objectaccess.h"
-#include "catalog/pg_database.h"
-#include "catalog/pg_extension.h"
-#include "commands/extension.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "storage/lwlock.h"
@@ -378,32 +374,19 @@ void NoteFreeAtCommit(Oid database, int32 queue_id)
     MemoryContextSwitchTo(caller);
 }
 
-object_access_hook_type prev_object_access_hook = nullptr;
-
-// DROP EXTENSION claimqueue and DROP DATABASE free the database's slots when
-// they commit: a re-created extension's queue ids start at 1 again.
-void FreeOnDrop(ObjectAccessType access, Oid class_id, Oid object_id, int sub_id, void *arg)
-{
-    if (prev_object_access_hook)
-        prev_object_access_hook(access, class_id, object_id, sub_id, arg);
-    if (access != OAT_DROP || !Enabled())
-        return;
-    if (class_id == DatabaseRelationId) {
-        NoteFreeAtCommit(object_id, 0);
-    } else if (class_id == ExtensionRelationId) {
-        char *name = get_extension_name(object_id);
-        if (name != nullptr && strcmp(name, "claimqueue") == 0)
-            NoteFreeAtCommit(MyDatabaseId, 0);
-    }
-}
-
 }  // namespace
 
 void RequestMetricsState()
 {
     AddSharedRegion(&kMetricsRegion);
-    prev_object_access_hook = object_access_hook;
-    object_access_hook = FreeOnDrop;
+}
+
+// DROP EXTENSION claimqueue and DROP DATABASE free the database's slots when
+// they commit: a re-created extension's queue ids start at 1 again.
+void MetricsAtDatabaseDrop(Oid database)
+{
+    if (Enabled())
+        NoteFreeAtCommit(database, 0);
 }
 
 void CountTransition(int32 queue_id, Transition transition, int64 n)

@@ -29,6 +29,10 @@ enum class Transition {
 
 void RequestMetricsState();  // from _PG_init while preloading
 
+// A DROP DATABASE or DROP EXTENSION claimqueue (the session module calls it):
+// the database's slots are freed when the transaction commits.
+void MetricsAtDatabaseDrop(Oid database);
+
 // Counts `n` jobs of queue `queue_id` making `transition` in this transaction.
 void CountTransition(int32 queue_id, Transition transition, int64 n = 1);
 

@@ -2,6 +2,10 @@
 #include "pg/session.hpp"
 
 extern "C" {
+#include "catalog/objectaccess.h"
+#include "catalog/pg_database.h"
+#include "catalog/pg_extension.h"
+#include "commands/extension.h"
 #include "utils/inval.h"
 #include "utils/syscache.h"
 }
@@ -28,7 +32,9 @@ Handlers<TransactionEndHandler> transaction_end;
 Handlers<SubtransactionEndHandler> subtransaction_end;
 Handlers<RelationChangeHandler> relation_change;
 Handlers<RoleChangeHandler> role_change;
+Handlers<DatabaseDropHandler> database_drop;
 bool installed = false;
+object_access_hook_type prev_object_access_hook = nullptr;
 
 void AtTransactionEnd(XactEvent event, void *)
 {
@@ -54,6 +60,26 @@ void AtRoleInvalidation(Datum, int, uint32)
         role_change.list[i]();
 }
 
+void AtObjectAccess(ObjectAccessType access, Oid class_id, Oid object_id, int sub_id, void *arg)
+{
+    if (prev_object_access_hook)
+        prev_object_access_hook(access, class_id, object_id, sub_id, arg);
+    if (access != OAT_DROP || database_drop.n == 0)
+        return;
+    Oid database = InvalidOid;
+    if (class_id == DatabaseRelationId) {
+        database = object_id;
+    } else if (class_id == ExtensionRelationId) {
+        char *name = get_extension_name(object_id);
+        if (name != nullptr && strcmp(name, "claimqueue") == 0)
+            database = MyDatabaseId;
+    }
+    if (!OidIsValid(database))
+        return;
+    for (int i = 0; i < database_drop.n; i++)
+        database_drop.list[i](database);
+}
+
 }  // namespace
 
 void OnTransactionEnd(TransactionEndHandler handler)
@@ -76,6 +102,11 @@ void OnRoleChange(RoleChangeHandler handler)
     role_change.Add(handler, "role-change");
 }
 
+void OnDatabaseDrop(DatabaseDropHandler handler)
+{
+    database_drop.Add(handler, "database-drop");
+}
+
 void InstallSessionCallbacks()
 {
     if (installed)
@@ -85,6 +116,8 @@ void InstallSessionCallbacks()
     CacheRegisterRelcacheCallback(AtRelcacheInvalidation, (Datum) 0);
     CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, AtRoleInvalidation, (Datum) 0);
     CacheRegisterSyscacheCallback(AUTHOID, AtRoleInvalidation, (Datum) 0);
+    prev_object_access_hook = object_access_hook;
+    object_access_hook = AtObjectAccess;
     installed = true;
 }
 
