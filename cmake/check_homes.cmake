@@ -4,9 +4,11 @@
 #   object_access_hook    the session's callbacks (src/pg/session.cpp): a
 #                         module gives a handler (OnDatabaseDrop)
 #   array_contains_nulls  the array arguments' checks (ArrayArg)
+#   pset tuples_only      the pgTAP files' setup, which each includes
 set(_homes
   "object_access_hook" "src/pg/session.cpp"
-  "array_contains_nulls" "src/api/args.cpp")
+  "array_contains_nulls" "src/api/args.cpp"
+  "pset tuples_only" "test/pgtap/setup.psql")
 
 file(GLOB_RECURSE _sources RELATIVE "${SOURCE_DIR}"
      "${SOURCE_DIR}/src/*.cpp" "${SOURCE_DIR}/src/*.hpp" "${SOURCE_DIR}/src/*.h"

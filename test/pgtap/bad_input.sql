@@ -13,22 +13,7 @@
 -- Needs: CREATE EXTENSION pgtap; CREATE EXTENSION claimqueue; a superuser.
 -- Everything happens inside one transaction that is rolled back.
 
-\set QUIET 1
-\pset format unaligned
-\pset tuples_only true
-\pset pager off
-\set ON_ERROR_ROLLBACK 1
-\set ON_ERROR_STOP true
-
-BEGIN;
-
-SELECT n.nspname AS cq
-FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
-WHERE e.extname = 'claimqueue' \gset
-SELECT n.nspname AS tap
-FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
-WHERE e.extname = 'pgtap' \gset
-SET LOCAL search_path = :"cq", :"tap", public;
+\ir setup.psql
 
 SELECT plan(183);
 

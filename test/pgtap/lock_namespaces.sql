@@ -11,22 +11,7 @@
 -- (it creates two roles). Everything happens inside one transaction that is
 -- rolled back. Run: pg_prove -d DB test/pgtap/lock_namespaces.sql (see run.sh)
 
-\set QUIET 1
-\pset format unaligned
-\pset tuples_only true
-\pset pager off
-\set ON_ERROR_ROLLBACK 1
-\set ON_ERROR_STOP true
-
-BEGIN;
-
-SELECT n.nspname AS cq
-FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
-WHERE e.extname = 'claimqueue' \gset
-SELECT n.nspname AS tap
-FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
-WHERE e.extname = 'pgtap' \gset
-SET LOCAL search_path = :"cq", :"tap", public;
+\ir setup.psql
 
 SELECT plan(206);
 
