@@ -427,8 +427,11 @@ CQ_QUEUE_FUNCTION(cq_cancel_jobs)
 }
 
 // claimqueue.explain_claim(queue, batch): until 0.4.0, the plan of the SQL
-// statement dequeue() ran. Claims no longer run one (job_rows.hpp); the symbol
-// stays for the install scripts of earlier versions, which declare it.
+// statement dequeue() ran. Claims no longer run one (job_rows.hpp). Not dead:
+// the released install scripts of 0.1.0 to 0.3.0 declare the symbol, and
+// CREATE FUNCTION looks it up in this library, so without it test/upgrade
+// cannot install them, nor a restore or pg_upgrade bring back a database
+// still at one of them.
 CQ_FUNCTION(cq_explain_claim)
 {
     ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
