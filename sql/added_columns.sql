@@ -82,5 +82,31 @@ SELECT label FROM claimqueue.jobs WHERE id = :g;
 SELECT complete(:g, 1);
 SELECT id - :c AS nth, state, label, region, tier FROM claimqueue.jobs WHERE id >= :c ORDER BY id;
 ALTER TABLE claimqueue.jobs DROP COLUMN label;
+
+-- A virtual generated column (18): nothing is stored, every write leaves it
+-- to be computed on reading; an insert must not take its expression for a
+-- default (it crashed the backend). Before 18 there is no such column and
+-- the checks below hold trivially.
+DO $$
+BEGIN
+    IF current_setting('server_version_num')::int >= 180000 THEN
+        EXECUTE $a$ALTER TABLE claimqueue.jobs ADD COLUMN vlabel text
+                   GENERATED ALWAYS AS (state || '/' || attempt) VIRTUAL$a$;
+    END IF;
+END $$;
+SELECT enqueue('c') AS v \gset
+SELECT id = :v AS claimed, attempt FROM dequeue('c', 'w');
+SELECT complete(:v, 1);
+SELECT count(*) AS jobs,
+       count(*) FILTER (WHERE to_jsonb(j)->>'vlabel' IS DISTINCT FROM
+                        CASE WHEN current_setting('server_version_num')::int >= 180000
+                             THEN state || '/' || attempt END) AS vlabel_wrong
+FROM claimqueue.jobs j WHERE id >= :c;
+DO $$
+BEGIN
+    IF current_setting('server_version_num')::int >= 180000 THEN
+        ALTER TABLE claimqueue.jobs DROP COLUMN vlabel;
+    END IF;
+END $$;
 ALTER TABLE claimqueue.jobs DROP COLUMN tier;
 ALTER TABLE claimqueue.jobs DROP COLUMN region;

@@ -1155,7 +1155,10 @@ constexpr uint32 kInsertSets = (1u << kQueueId) | (1u << kPayload) | (1u << kRun
 // The defaults of the other columns, as an INSERT that does not name them
 // takes them (build_column_default: the column's DEFAULT, an identity's
 // sequence, a domain's default), compiled once per writer; nullptr where the
-// default is NULL.
+// default is NULL. A generated column has none: its "default" in the catalog
+// is its expression, over the row's other columns, which an INSERT never
+// evaluates as a default (a stored one keeps the writer off this path; a
+// virtual one, 18, stores nothing).
 void CompileDefaults(Writer *w, Relation rel)
 {
     MemoryContext caller = MemoryContextSwitchTo(w->estate->es_query_cxt);
@@ -1168,7 +1171,7 @@ void CompileDefaults(Writer *w, Relation rel)
         bool set = false;
         for (int c = 0; c < kColumns; c++)
             set = set || ((kInsertSets & (1u << c)) && w->attnum[c] == i + 1);
-        if (set || TupleDescAttr(desc, i)->attisdropped)
+        if (set || TupleDescAttr(desc, i)->attisdropped || TupleDescAttr(desc, i)->attgenerated)
             continue;
         Node *expr = build_column_default(rel, i + 1);
         if (expr != nullptr)
