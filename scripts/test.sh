@@ -400,8 +400,14 @@ for s in fault_node fault_python fault_py_async; do
 done
 
 # The PGXN release zip: made from the committed tree by git, so where there is
-# a git checkout (the host, CI's clone); the roots get a copy without .git.
-if want pgxn && [ "$where" = host ]; then
+# a git checkout (the host, CI's clone); the roots get a copy without .git, and
+# a tree unpacked from a release has none either: there it is skipped, said so.
+pgxn_skip=""
+if want pgxn && [ "$where" = host ]; then pgxn_skip=$(bash test/pgxn/run.sh --can-run 2>&1); fi
+if [ -n "$pgxn_skip" ]; then
+    echo "== PGXN release zip: skipped: $pgxn_skip"
+    summary+=("$(printf '%-12s skipped: %s' pgxn "$pgxn_skip")")
+elif want pgxn && [ "$where" = host ]; then
     echo "== PGXN release zip (make dist, then built and installed from a clean directory into a DESTDIR)"
     t0=$SECONDS
     bash test/pgxn/run.sh >"$logs/pgxn.log" 2>&1

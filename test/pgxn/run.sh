@@ -8,9 +8,32 @@
 # PostgreSQL with its server headers (PG_CONFIG, default pg_config).
 #
 #   bash test/pgxn/run.sh
+#   bash test/pgxn/run.sh --can-run   exits 0 if this tree can make the zip, else
+#                                     says why (stderr) and exits 1
+# Outside a git checkout of claimqueue (a tree unpacked from a release, a copy
+# without .git) there is no committed tree to pack: it says so and skips.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 src=$(pwd)
+
+# Why `make dist` cannot run here (git archive of HEAD), or nothing.
+why_not() {
+    command -v git >/dev/null || { echo "git is not installed"; return; }
+    local top
+    top=$(git rev-parse --show-toplevel 2>/dev/null) || { echo "not a git checkout: make dist packs the committed tree with git archive"; return; }
+    [ "$(cd "$top" && pwd -P)" = "$(pwd -P)" ] || { echo "not a git checkout of claimqueue: the enclosing one is $top"; return; }
+    git rev-parse --verify -q HEAD >/dev/null || echo "the checkout has no commit to pack"
+}
+reason=$(why_not)
+if [ "${1:-}" = --can-run ]; then
+    [ -z "$reason" ] && exit 0
+    echo "$reason" >&2
+    exit 1
+fi
+if [ -n "$reason" ]; then
+    echo "1..0 # SKIP $reason"
+    exit 0
+fi
 . test/lib/tap.sh
 pg_config=${PG_CONFIG:-pg_config}
 version=$(sed -n "s/^default_version *= *'\(.*\)'/\1/p" claimqueue.control)
