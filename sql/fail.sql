@@ -35,3 +35,4 @@ SELECT pg_temp.err($$SELECT fail(2, -1)$$);
 SELECT pg_temp.err($$SELECT fail(2, 1, 'x', '-1 second')$$);
 SELECT pg_temp.fingerprint() = :'before' AS unchanged;
 SELECT fail(1, 3, 'late');
+-- retryable and error_detail (0.5.0): sql/job_errors.sql.

@@ -315,7 +315,8 @@ CQ_QUEUE_FUNCTION(cq_job_status)
     return (Datum) 0;
 }
 
-// fail(id, attempt, error, retry_in) -> 'ready' | 'failed'
+// fail(id, attempt, error, retry_in, retryable, error_detail) -> 'ready' |
+// 'failed' (0.4.0 passes neither retryable nor error_detail)
 CQ_QUEUE_FUNCTION(cq_fail)
 {
     int64 id = JobIdArg(fcinfo, 0);
@@ -324,8 +325,55 @@ CQ_QUEUE_FUNCTION(cq_fail)
     Interval *retry_in = IntervalArg(fcinfo, 3, "retry_in", true);
     if (retry_in)
         CheckIntervalArg("retry_in", retry_in, false);
+    bool retryable = true;
+    if (PG_NARGS() > 4) {
+        RequireArg(fcinfo, 4, "retryable");
+        retryable = PG_GETARG_BOOL(4);
+    }
+    if (!retryable && retry_in)
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("retry_in '%s' is given for an error that is not retryable",
+                               IntervalText(retry_in)),
+                        errhint("Pass retryable => true to retry after retry_in, or no retry_in "
+                                "to fail the job at once.")));
+    Jsonb *detail = nullptr;
+    if (PG_NARGS() > 5 && !PG_ARGISNULL(5)) {
+        detail = PG_GETARG_JSONB_P(5);
+        if (!JB_ROOT_IS_OBJECT(detail))
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                            errmsg("error_detail must be a JSON object, not %s",
+                                   JB_ROOT_IS_SCALAR(detail) ? "a scalar" : "an array"),
+                            errhint("Pass an object such as {\"class\": \"TypeError\", "
+                                    "\"stack\": \"...\"}, or NULL.")));
+    }
+    rules::CheckErrorEntrySize(error ? (int64) VARSIZE_ANY_EXHDR(error) : 0,
+                               detail ? (int64) VARSIZE(detail) : 0);
     RequireJobPrivilege(id, QueuePrivilege::kConsume, "fail()");
-    PG_RETURN_TEXT_P(cstring_to_text(FailJob(id, attempt, error, retry_in)));
+    PG_RETURN_TEXT_P(cstring_to_text(FailJob(id, attempt, error, retry_in, retryable, detail)));
+}
+
+// snooze(id, attempt, delay) -> new run_at: back to ready, no attempt spent
+CQ_QUEUE_FUNCTION(cq_snooze)
+{
+    int64 id = JobIdArg(fcinfo, 0);
+    int32 attempt = AttemptArg(fcinfo, 1);
+    Interval *delay = IntervalArg(fcinfo, 2, "delay");
+    CheckIntervalArg("delay", delay, false);
+    RequireJobPrivilege(id, QueuePrivilege::kConsume, "snooze()");
+    PG_RETURN_TIMESTAMPTZ(SnoozeJob(id, attempt, delay));
+}
+
+// job_errors(id) -> (attempt, failed_at, error, detail), oldest first; no rows
+// for a job the caller may not see.
+CQ_QUEUE_FUNCTION(cq_job_errors)
+{
+    int64 id = JobIdArg(fcinfo, 0);
+    InitMaterializedSRF(fcinfo, 0);
+    ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+    const Caller *caller = CurrentCaller();
+    JobErrors(id, caller->user, caller->admin, rsinfo->setResult,
+              rsinfo->econtext->ecxt_per_query_memory);
+    return (Datum) 0;
 }
 
 // heartbeat(id, attempt, extend) -> new lease expiry

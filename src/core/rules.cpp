@@ -150,6 +150,19 @@ void CheckResultSize(int64_t bytes, int64_t limit, int64_t position)
     CheckStoredSize("result", "return", bytes, limit, position);
 }
 
+void CheckErrorEntrySize(int64_t error_bytes, int64_t detail_bytes)
+{
+    int64_t bytes = error_bytes + detail_bytes;
+    if (bytes <= kMaxErrorEntryBytes)
+        return;
+    throw Error(sqlstate::kProgramLimitExceeded,
+                "error and error_detail are " + std::to_string(bytes) + " bytes, more than " +
+                    std::to_string(kMaxErrorEntryBytes) + " per failed attempt",
+                "The job's error history keeps every failed attempt's error and detail.",
+                "Shorten the message or the detail (a stack trace's first frames are usually "
+                "enough).");
+}
+
 void CheckAwaitCount(int64_t n)
 {
     if (n > kMaxAwaitJobs)

@@ -17,6 +17,10 @@ inline constexpr int kMaxPriority = 100;
 inline constexpr int kMaxBatch = 1000;
 inline constexpr int kMaxAwaitJobs = 1000;  // ids one await_jobs() call waits for
 inline constexpr int kMaxAttemptsLimit = 10000;
+// The error history of a job (jobs.errors, 0.5.0): the latest kMaxErrorHistory
+// failed attempts, each with at most kMaxErrorEntryBytes of error text and detail.
+inline constexpr int kMaxErrorHistory = 20;
+inline constexpr int64_t kMaxErrorEntryBytes = 65536;
 inline constexpr int64_t kUsecPerSecond = 1000000;
 inline constexpr int64_t kUsecPerDay = 86400 * kUsecPerSecond;
 inline constexpr int64_t kMaxLeaseUsec = 365 * kUsecPerDay;      // leases and extensions
@@ -52,6 +56,8 @@ void CheckPayloadSize(int64_t bytes, int64_t limit, int64_t position = 0);
 // A job's result (complete), by the same limit; `position` > 0 names the
 // element of complete_batch's results.
 void CheckResultSize(int64_t bytes, int64_t limit, int64_t position = 0);
+// fail()'s error text and error_detail together: at most kMaxErrorEntryBytes (54000).
+void CheckErrorEntrySize(int64_t error_bytes, int64_t detail_bytes);
 // The number of ids one await_jobs() call waits for: at most kMaxAwaitJobs.
 void CheckAwaitCount(int64_t n);
 void CheckMaxAttempts(int64_t max_attempts);

@@ -3,7 +3,9 @@
 
 extern "C" {
 #include "common/pg_prng.h"
+#include "utils/datetime.h"
 #include "utils/inval.h"
+#include "utils/json.h"
 }
 
 #include "core/rules.hpp"
@@ -347,18 +349,46 @@ void CompleteJobs(int n, const int64 *ids, const int32 *attempts,
     CloseJobRows(rows);
 }
 
-const char *FailJob(int64 id, int32 attempt, text *error, Interval *retry_in)
+namespace {
+
+// The error history's entry for a failed attempt, as a one-element array:
+// [{"attempt": n, "at": timestamp, "error": text|null, "detail": object|null}].
+Jsonb *ErrorEntry(int32 attempt, TimestampTz at, text *error, Jsonb *detail)
+{
+    StringInfoData buf;
+    initStringInfo(&buf);
+    char when[MAXDATELEN + 1];
+    JsonEncodeDateTime(when, TimestampTzGetDatum(at), TIMESTAMPTZOID, nullptr);
+    appendStringInfo(&buf, "[{\"attempt\": %d, \"at\": \"%s\", \"error\": ", attempt, when);
+    if (error != nullptr)
+        escape_json(&buf, text_to_cstring(error));
+    else
+        appendStringInfoString(&buf, "null");
+    appendStringInfoString(&buf, ", \"detail\": ");
+    if (detail != nullptr)
+        appendStringInfoString(&buf, JsonbToCString(nullptr, &detail->root, VARSIZE(detail)));
+    else
+        appendStringInfoString(&buf, "null");
+    appendStringInfoString(&buf, "}]");
+    return DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data)));
+}
+
+}  // namespace
+
+const char *FailJob(int64 id, int32 attempt, text *error, Interval *retry_in, bool retryable,
+                    Jsonb *detail)
 {
     JobRows *rows = OpenJobRows();
     JobRow job;
     if (!FindRunningJob(rows, id, attempt, &job))
         ReportNotHeld(id, attempt, "fail");
     TimestampTz now = ClockNow();
-    bool dead = attempt >= job.max_attempts;
+    bool dead = !retryable || attempt >= job.max_attempts;
     JobUpdate update = {};
     update.action = "fail";
     update.set_last_error = true;
     update.last_error = error;
+    update.error_entry = ErrorEntry(attempt, now, error, detail);
     update.set_lease = true;
     update.lease_expires_at = DT_NOBEGIN;
     update.set_finished_at = true;
@@ -388,6 +418,35 @@ const char *FailJob(int64 id, int32 attempt, text *error, Interval *retry_in)
         NoteJobFinished(id);
     CloseJobRows(rows);
     return dead ? "failed" : "ready";
+}
+
+TimestampTz SnoozeJob(int64 id, int32 attempt, Interval *delay)
+{
+    JobRows *rows = OpenJobRows();
+    JobRow job;
+    if (!FindRunningJob(rows, id, attempt, &job))
+        ReportNotHeld(id, attempt, "snooze");
+    TimestampTz now = ClockNow();
+    TimestampTz next_run = now + IntervalUsec(delay);
+    const QueueFacts *facts = FactsOf(job.queue_id);
+    JobUpdate update = {};
+    update.action = "snooze";
+    update.state = "ready";
+    update.set_lease = true;
+    update.lease_expires_at = DT_NOBEGIN;
+    update.set_run_at = true;
+    update.run_at = next_run;
+    update.set_pos = true;
+    update.pos = ReadyPosition(job.queue_id, job.priority, next_run, now);
+    // The next claim takes attempt + 1, as after a failure, but this one
+    // spent nothing of the budget: the fencing token never goes back.
+    update.add_max_attempts = 1;
+    NoteJobsReady(facts->name, 1, next_run);
+    if (!UpdateRunningJob(rows, attempt, update))
+        ReportNotHeld(id, attempt, "snooze");
+    CountTransition(job.queue_id, Transition::kSnooze);
+    CloseJobRows(rows);
+    return next_run;
 }
 
 TimestampTz HeartbeatJob(int64 id, int32 attempt, Interval *extend)

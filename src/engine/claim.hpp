@@ -43,8 +43,18 @@ uint64 CompleteAndClaimJobs(const int64 *id, int32 attempt, struct varlena *resu
 void CompleteJobs(int n, const int64 *ids, const int32 *attempts,
                   struct varlena *const *results);
 
-// Returns "ready" (retried after a backoff or `retry_in`) or "failed".
-const char *FailJob(int64 id, int32 attempt, text *error, Interval *retry_in);
+// Returns "ready" (retried after a backoff or `retry_in`) or "failed" (the
+// attempts are used up, or `retryable` is false). The attempt's error and
+// `detail` (a jsonb object; nullptr: none) are appended to the job's error
+// history (jobs.errors) when the table has it.
+const char *FailJob(int64 id, int32 attempt, text *error, Interval *retry_in, bool retryable,
+                    Jsonb *detail);
+
+// A running job back to ready at now + `delay` without spending an attempt:
+// its max_attempts grows by one, so the attempt counter (the fencing token)
+// still only goes up. Raises as FailJob does when `attempt` no longer holds
+// it. Returns the new run_at.
+TimestampTz SnoozeJob(int64 id, int32 attempt, Interval *delay);
 
 TimestampTz HeartbeatJob(int64 id, int32 attempt, Interval *extend);
 

@@ -51,6 +51,19 @@ Statement kJobStatuses = {
     " ORDER BY u.o",
     3, {INT8ARRAYOID, BOOLOID, OIDOID}, nullptr};
 
+// The job's error history, oldest first; no row for a job the caller may not see.
+Statement kJobErrors = {
+    "SELECT (e.entry->>'attempt')::integer, (e.entry->>'at')::timestamptz, e.entry->>'error',"
+    "       NULLIF(e.entry->'detail', 'null'::jsonb)"
+    " FROM claimqueue.jobs j,"
+    "      pg_catalog.jsonb_array_elements(CASE pg_catalog.jsonb_typeof(j.errors)"
+    "          WHEN 'array' THEN j.errors ELSE '[]' END) WITH ORDINALITY AS e(entry, o)"
+    " WHERE j.id = $1"
+    "  AND ($2 OR EXISTS (SELECT 1 FROM claimqueue.queue_grants g"
+    "                     WHERE g.queue_id = j.queue_id AND " CQ_GRANT_APPLIES_TO("$3") "))"
+    " ORDER BY e.o",
+    3, {INT8OID, BOOLOID, OIDOID}, nullptr};
+
 // Each queue of the jobs, with the first position (from 1) of its jobs in $1.
 Statement kJobsQueues = {
     "SELECT q.name, pg_catalog.min(u.o) FROM pg_catalog.unnest($1::bigint[]) WITH ORDINALITY AS u(id, o)"
@@ -112,6 +125,14 @@ void JobStatuses(ArrayType *ids, Oid user, bool all, Tuplestorestate *out,
     Datum args[3] = {PointerGetDatum(ids), BoolGetDatum(all), ObjectIdGetDatum(user)};
     ConnectSpi();
     ExecuteInto(&kJobStatuses, args, nullptr, out, out_context);
+    FinishSpi();
+}
+
+void JobErrors(int64 id, Oid user, bool all, Tuplestorestate *out, MemoryContext out_context)
+{
+    Datum args[3] = {Int64GetDatum(id), BoolGetDatum(all), ObjectIdGetDatum(user)};
+    ConnectSpi();
+    ExecuteInto(&kJobErrors, args, nullptr, out, out_context);
     FinishSpi();
 }
 

@@ -30,6 +30,10 @@ int JobQueues(int n, const int64 *ids, text ***queues, int **first);
 // holds no privilege on (any job when `all`), so the two look alike.
 void JobStatuses(ArrayType *ids, Oid user, bool all, Tuplestorestate *out,
                  MemoryContext out_context);
+// job_errors(): the error history of job `id` (attempt, failed_at, error,
+// detail), oldest first, into `out`; no rows for a job that does not exist or
+// that `user` may not see (unless `all`).
+void JobErrors(int64 id, Oid user, bool all, Tuplestorestate *out, MemoryContext out_context);
 
 // Appends the ids of the queues `user` holds any privilege on (every queue
 // when `all`) to `out`, one int4 column.

@@ -27,6 +27,7 @@ extern "C" {
 #include "utils/snapmgr.h"
 }
 
+#include "core/rules.hpp"
 #include "engine/claim_limits.hpp"
 #include "pg/compat.hpp"
 #include "pg/search_path.hpp"
@@ -37,7 +38,7 @@ namespace {
 enum Column {
     kId, kQueueId, kState, kPriority, kAttempt, kMaxAttempts, kRunAt, kCreatedAt, kStartedAt,
     kFinishedAt, kLeaseExpiresAt, kWorker, kDedupKey, kLastError, kPayload, kPos, kResult,
-    kOwnerSession, kConcurrencyKey, kColumns
+    kOwnerSession, kConcurrencyKey, kErrors, kColumns
 };
 // Columns added after 0.4.0: a database not yet updated lacks them, and the
 // feature they carry is off there (attnum InvalidAttrNumber).
@@ -48,7 +49,7 @@ constexpr int kColumnSetCache = 8;
 const char *const kColumnNames[kColumns] = {
     "id", "queue_id", "state", "priority", "attempt", "max_attempts", "run_at", "created_at",
     "started_at", "finished_at", "lease_expires_at", "worker", "dedup_key", "last_error",
-    "payload", "pos", "result", "owner_session", "concurrency_key"};
+    "payload", "pos", "result", "owner_session", "concurrency_key", "errors"};
 
 // The executor state for updates of claimqueue.jobs, with the index
 // predicates and CHECK expressions compiled as the executor compiles them on
@@ -1124,6 +1125,19 @@ bool FindRunningJob(JobRows *rows, int64 id, int32 attempt, JobRow *job)
 
 namespace {
 
+// history || entry (a one-element array), keeping the latest
+// rules::kMaxErrorHistory entries. A history that is not an array (written by
+// hand) starts again.
+Datum AppendToErrorHistory(Jsonb *history, Jsonb *entry)
+{
+    Datum added = JsonbPGetDatum(entry);
+    if (history != nullptr && JB_ROOT_IS_ARRAY(history) && !JB_ROOT_IS_SCALAR(history))
+        added = DirectFunctionCall2(jsonb_concat, JsonbPGetDatum(history), added);
+    while (JB_ROOT_COUNT(DatumGetJsonbP(added)) > (uint32) rules::kMaxErrorHistory)
+        added = DirectFunctionCall2(jsonb_delete_idx, added, Int32GetDatum(0));
+    return added;
+}
+
 void ApplyUpdate(Writer *w, TupleTableSlot *from, const JobUpdate &update)
 {
     StartNewVersion(w, from);
@@ -1144,6 +1158,17 @@ void ApplyUpdate(Writer *w, TupleTableSlot *from, const JobUpdate &update)
         Set(w, kPos, Int64GetDatum(update.pos), update.pos < 0);
     if (update.result != nullptr)
         Set(w, kResult, PointerGetDatum(update.result));
+    if (update.add_max_attempts != 0)
+        Set(w, kMaxAttempts,
+            Int32GetDatum(DatumGetInt32(Required(w, from, kMaxAttempts)) +
+                          update.add_max_attempts));
+    if (update.error_entry != nullptr && w->attnum[kErrors] != InvalidAttrNumber) {
+        // Appended to the version locked, so a history written meanwhile is kept.
+        bool isnull;
+        Datum history = Value(w, from, kErrors, &isnull);
+        Set(w, kErrors, AppendToErrorHistory(isnull ? nullptr : DatumGetJsonbP(history),
+                                             update.error_entry));
+    }
 }
 
 // The columns every insert sets (InsertJob); the concurrency key only when

@@ -174,6 +174,8 @@ struct JobUpdate {
     bool set_pos;
     int64 pos;                       // -1: NULL
     struct varlena *result;          // jsonb; nullptr: unchanged (a running job has none)
+    int32 add_max_attempts;          // added to the job's max_attempts (snooze: 1)
+    Jsonb *error_entry;              // a one-element array appended to jobs.errors (0.5.0)
     const char *action;              // "complete", "fail", ...: names the call in an error
 };
 

@@ -413,6 +413,10 @@ void CountTransition(int32 queue_id, Transition transition, int64 n)
         d->running -= n;
         d->ready += n;
         break;
+    case Transition::kSnooze:
+        d->running -= n;
+        d->ready += n;
+        break;
     case Transition::kFailDead:
         d->totals[kFailed] += n;
         d->running -= n;

@@ -19,6 +19,7 @@ enum class Transition {
     kClaim,          // ready -> running
     kComplete,       // running -> done
     kFailRetry,      // running -> ready, by fail() with a retry
+    kSnooze,         // running -> ready, by snooze(): no attempt spent, no total counted
     kFailDead,       // running -> failed, by fail() on the last attempt
     kReapRetry,      // running -> ready, lease expired (reaper, reap())
     kReapDead,       // running -> failed, lease expired with attempts used up

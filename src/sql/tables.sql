@@ -68,7 +68,11 @@ CREATE TABLE claimqueue.jobs (
     -- claiming session, src/owners/README.md); NULL: the claim lives until its
     -- lease. Set by the claim's own row update, cleared when it stops running.
     owner_session    bigint,
-    concurrency_key  text          -- the key max_running_per_key counts by (0.5.0); NULL: none
+    concurrency_key  text,         -- the key max_running_per_key counts by (0.5.0); NULL: none
+    -- 0.5.0: the error history, the latest 20 failed attempts, oldest first:
+    -- [{"attempt": n, "at": timestamptz, "error": text, "detail": object}];
+    -- NULL: none failed. fail() appends; job_errors() reads it.
+    errors           jsonb
 );
 COMMENT ON TABLE claimqueue.jobs IS 'claimqueue jobs, all states';
 

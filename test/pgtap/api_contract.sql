@@ -15,7 +15,7 @@
 
 \ir setup.psql
 
-SELECT plan(423);
+SELECT plan(448);
 
 -- ---------------------------------------------------------------------------
 -- The API: one row per SQL function, with the contract it must keep.
@@ -58,8 +58,9 @@ INSERT INTO api VALUES
      'release_on_disconnect boolean DEFAULT false'),
  (7, 'complete', '{bigint,integer,jsonb}', 'void',
      'id bigint, attempt integer, result jsonb DEFAULT NULL::jsonb'),
- (8, 'fail', '{bigint,integer,text,interval}', 'text',
-     'id bigint, attempt integer, error text DEFAULT NULL::text, retry_in interval DEFAULT NULL::interval'),
+ (8, 'fail', '{bigint,integer,text,interval,boolean,jsonb}', 'text',
+     'id bigint, attempt integer, error text DEFAULT NULL::text, retry_in interval DEFAULT NULL::interval, '
+     'retryable boolean DEFAULT true, error_detail jsonb DEFAULT NULL::jsonb'),
  (9, 'heartbeat', '{bigint,integer,interval}', 'timestamp with time zone',
      'id bigint, attempt integer, extend interval DEFAULT NULL::interval'),
  (10, 'retry', '{bigint,"timestamp with time zone"}', 'void',
@@ -94,7 +95,11 @@ INSERT INTO api VALUES
      'created_before timestamp with time zone DEFAULT NULL::timestamp with time zone, '
      'max_jobs integer DEFAULT NULL::integer'),
  (23, 'job_status', '{bigint[]}', 'setof record',
-     'ids bigint[]');
+     'ids bigint[]'),
+ (24, 'snooze', '{bigint,integer,interval}', 'timestamp with time zone',
+     'id bigint, attempt integer, delay interval DEFAULT ''00:00:00''::interval'),
+ (25, 'job_errors', '{bigint}', 'setof record',
+     'id bigint');
 
 -- Helpers that are not part of the client API (schema claimqueue).
 CREATE TEMP TABLE helpers (ord int PRIMARY KEY, fn name NOT NULL, args name[] NOT NULL);
@@ -125,7 +130,7 @@ SELECT '{"lock_namespace(text,text)","register_lock_key(text,text)","lock_key_id
 CREATE ROLE claimqueue_tap_nobody NOLOGIN;
 CREATE ROLE claimqueue_tap_worker NOLOGIN;
 
--- 23 x 10 per-function assertions -------------------------------------------
+-- 25 x 10 per-function assertions -------------------------------------------
 SELECT has_function(:'cq', fn, args) FROM api ORDER BY ord;
 SELECT function_returns(:'cq', fn, args, returns) FROM api ORDER BY ord;
 SELECT is(pg_catalog.pg_get_function_arguments(
@@ -146,10 +151,10 @@ SELECT is((SELECT p.proconfig FROM pg_catalog.pg_proc p
            WHERE p.oid = pg_catalog.to_regprocedure(
                      format('%I.%I(%s)', :'cq', fn, array_to_string(args, ',')))),
           CASE WHEN fn IN ('dequeue', 'complete', 'complete_batch', 'complete_and_dequeue',
-                           'fail', 'heartbeat')
+                           'fail', 'snooze', 'heartbeat')
                THEN NULL ELSE ARRAY['search_path=pg_catalog, pg_temp'] END,
           CASE WHEN fn IN ('dequeue', 'complete', 'complete_batch', 'complete_and_dequeue',
-                           'fail', 'heartbeat')
+                           'fail', 'snooze', 'heartbeat')
                THEN format('%s() has no SET clause (the hot path pins search_path in C)', fn)
                ELSE format('%s() pins search_path = pg_catalog, pg_temp', fn) END)
 FROM api ORDER BY ord;
@@ -181,6 +186,14 @@ SELECT is(pg_catalog.pg_get_function_result(
               pg_catalog.to_regprocedure(format('%I.job_status(bigint[])', :'cq'))),
           'TABLE(id bigint, state text, attempt integer, result jsonb, last_error text)',
           'job_status() returns TABLE(id, state, attempt, result, last_error)');
+SELECT is(pg_catalog.pg_get_function_result(
+              pg_catalog.to_regprocedure(format('%I.job_errors(bigint)', :'cq'))),
+          'TABLE(attempt integer, failed_at timestamp with time zone, error text, detail jsonb)',
+          'job_errors() returns TABLE(attempt, failed_at, error, detail)');
+-- 0.5.0 added retryable and error_detail to fail(): the 0.4.0 signature is
+-- gone, and a call with four arguments resolves to the new one.
+SELECT hasnt_function(:'cq', 'fail', ARRAY['bigint', 'integer', 'text', 'interval'],
+                      'fail() of 0.4.0 (four arguments) is gone');
 -- The 0.3.0 signatures are gone (an overload would make complete($1, $2)
 -- ambiguous); calls without a result still resolve to the new ones.
 SELECT hasnt_function(:'cq', 'complete', ARRAY['bigint', 'integer'],
@@ -239,7 +252,7 @@ SELECT set_eq(
              FROM unnest(ARRAY['schedule(text,text,text,jsonb,text,integer,integer,text,boolean)',
                                'unschedule(text)', 'run_schedules(text)']) AS f$$,
            :'cq', :'cq', :'lock_api', :'cq', :'cq', :'cq'),
-    'the extension''s functions are exactly the 23 API functions, 15 helpers, ready_position, the lock-namespace functions, dequeue_wait, await_jobs and the schedule functions (their contract: schedules.sql)');
+    'the extension''s functions are exactly the 25 API functions, 15 helpers, ready_position, the lock-namespace functions, dequeue_wait, await_jobs and the schedule functions (their contract: schedules.sql)');
 
 -- ready_position(): called for every job entering the ready state, from the
 -- claim engine's statements, which run as the extension's owner.
@@ -282,7 +295,8 @@ SELECT results_eq(
              ('started_at', 'timestamp with time zone'), ('finished_at', 'timestamp with time zone'),
              ('lease_expires_at', 'timestamp with time zone'), ('worker', 'text'),
              ('dedup_key', 'text'), ('last_error', 'text'), ('payload', 'jsonb'), ('pos', 'bigint'),
-             ('result', 'jsonb'), ('owner_session', 'bigint'), ('concurrency_key', 'text')$$,
+             ('result', 'jsonb'), ('owner_session', 'bigint'), ('concurrency_key', 'text'),
+             ('errors', 'jsonb')$$,
     'claimqueue.jobs has the documented columns, types and order');
 SELECT table_privs_are('claimqueue', 'queues', 'public', '{}'::name[],
                        'PUBLIC has no privileges on claimqueue.queues');
@@ -566,6 +580,10 @@ SELECT is(create_queue('default', if_not_exists => true), false,
 -- QC002 job_not_found
 SELECT throws_ok($$SELECT complete(-1, 1)$$, 'QC002', NULL,
                  'complete() of a job that does not exist raises QC002');
+SELECT throws_ok($$SELECT snooze(-1, 1)$$, 'QC002', NULL,
+                 'snooze() of a job that does not exist raises QC002');
+SELECT is((SELECT count(*) FROM job_errors(-1)), 0::bigint,
+          'job_errors() of a job that does not exist returns no rows');
 
 -- QC003 stale_claim: the fencing token. A claim whose lease expired and was
 -- reaped can no longer complete or fail; neither can a wrong attempt.
@@ -591,6 +609,8 @@ SELECT is((SELECT state FROM claimqueue.jobs WHERE id = :claim_id), 'ready',
           'the stale complete_and_dequeue() claimed nothing: the reaped job is still ready');
 SELECT throws_ok(format('SELECT fail(%s, %s)', :claim_id, :claim_attempt), 'QC003', NULL,
                  'fail() by a claim whose lease expired and was reaped raises QC003');
+SELECT throws_ok(format('SELECT snooze(%s, %s)', :claim_id, :claim_attempt), 'QC003', NULL,
+                 'snooze() by a claim whose lease expired and was reaped raises QC003');
 SET LOCAL claimqueue.debug_clock_offset = 7200;
 SELECT id AS claim2_id, attempt AS claim2_attempt FROM dequeue('tap_stale', 'w2') \gset
 SELECT is(:claim2_attempt, 2, 'the job is claimed again with attempt 2');

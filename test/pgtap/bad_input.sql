@@ -15,7 +15,7 @@
 
 \ir setup.psql
 
-SELECT plan(183);
+SELECT plan(200);
 
 -- The state the matrix runs against: queue has_jobs with job 1 running
 -- (attempt 1) and jobs 2 and 3 done; the job sequence restarts so ids are known.
@@ -195,7 +195,23 @@ INSERT INTO matrix VALUES
  (154, 'SELECT enqueue(''default'', concurrency_key => repeat(''k'', 513))', '42622'),
  (155, 'SELECT * FROM enqueue_batch(''default'', ARRAY[''{}''::jsonb], concurrency_key => '''')', '22023'),
  (156, 'SELECT * FROM enqueue_batch(''default'', ARRAY[''{}''::jsonb], concurrency_key => repeat(''k'', 513))', '42622'),
- (157, 'SELECT * FROM enqueue_batch(''nope'', ARRAY[''{}''::jsonb], concurrency_key => ''k'')', 'QC001')
+ (157, 'SELECT * FROM enqueue_batch(''nope'', ARRAY[''{}''::jsonb], concurrency_key => ''k'')', 'QC001'),
+ -- snooze, fail's retryable and error_detail, job_errors (0.5.0).
+ (158, 'SELECT snooze(NULL, 1)', '22004'),
+ (159, 'SELECT snooze(1, NULL)', '22004'),
+ (160, 'SELECT snooze(1, 1, NULL)', '22004'),
+ (161, 'SELECT snooze(1, 0)', '22023'),
+ (162, 'SELECT snooze(999999, 1)', 'QC002'),
+ (163, 'SELECT snooze(1, 99)', 'QC003'),
+ (164, 'SELECT snooze(1, 1, ''-1 second'')', '22023'),
+ (165, 'SELECT snooze(1, 1, ''101 years'')', '22023'),
+ (166, 'SELECT fail(1, 1, ''x'', retryable => NULL)', '22004'),
+ (167, 'SELECT fail(1, 1, ''x'', error_detail => ''[]'')', '22023'),
+ (168, 'SELECT fail(1, 1, ''x'', error_detail => ''1'')', '22023'),
+ (169, 'SELECT fail(1, 1, ''x'', ''1 second'', retryable => false)', '22023'),
+ (170, 'SELECT fail(1, 1, repeat(''x'', 65537))', '54000'),
+ (171, 'SELECT fail(999999, 1, ''x'', retryable => false)', 'QC002'),
+ (172, 'SELECT * FROM job_errors(NULL)', '22004')
 ;
 
 SELECT throws_ok(call, sqlstate, NULL, format('%s raises %s', call, sqlstate))
@@ -262,7 +278,12 @@ SELECT is((SELECT count(*) FROM claimqueue.jobs WHERE worker = 'hw' AND state = 
           'hostile objects: the three jobs were claimed');
 SELECT is(pg_temp.as_hostile(format('SELECT heartbeat(%s, 1)', :h1)), 'ok', 'hostile objects: heartbeat');
 SELECT is(pg_temp.as_hostile(format('SELECT complete(%s, 1)', :h1)), 'ok', 'hostile objects: complete');
-SELECT is(pg_temp.as_hostile(format('SELECT fail(%s, 1, ''x'')', :h2)), 'ok', 'hostile objects: fail');
+SELECT is(pg_temp.as_hostile(format('SELECT snooze(%s, 1)', :h2)), 'ok', 'hostile objects: snooze');
+SELECT count(*) FROM dequeue('hostile', 'hw') \gset
+SELECT is(pg_temp.as_hostile(format($$SELECT fail(%s, 2, 'x', error_detail => '{"k": 1}')$$, :h2)), 'ok',
+          'hostile objects: fail');
+SELECT is(pg_temp.as_hostile(format('SELECT * FROM job_errors(%s)', :h2)), 'ok',
+          'hostile objects: job_errors');
 SELECT is(pg_temp.as_hostile(format('SELECT complete_batch(ARRAY[%s::bigint], ARRAY[1])', :h3)), 'ok',
           'hostile objects: complete_batch');
 SELECT is(pg_temp.as_hostile(format('SELECT * FROM job_status(ARRAY[%s, %s]::bigint[])', :h1, :h2)), 'ok',

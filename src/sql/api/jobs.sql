@@ -1,7 +1,7 @@
 -- Jobs: enqueue, claim (dequeue), complete (alone, in a batch, or with the
--- next claim in one call, each with an optional result), fail, heartbeat,
+-- next claim in one call, each with an optional result), fail, snooze, heartbeat,
 -- retry, cancel, retry and cancel in bulk, and the status and result of
--- finished jobs (job_status).
+-- finished jobs (job_status), and their error history (job_errors).
 --
 -- The hot path (dequeue, complete, complete_batch, complete_and_dequeue, fail,
 -- heartbeat) has no SET search_path: these functions run no SQL of their own
@@ -77,16 +77,32 @@ AS 'MODULE_PATHNAME', 'cq_complete_many';
 COMMENT ON FUNCTION @extschema@.complete_batch(bigint[], integer[], jsonb[])
     IS 'complete up to 1000 running jobs in one statement, all or nothing, results[i] the result of ids[i] (NULL: none); QC003 names the first one no longer held';
 
+-- retryable and error_detail (0.5.0): retryable => false fails the job at
+-- once; error_detail (a JSON object: class, stack, ...) goes with error into
+-- the job's error history, jobs.errors (job_errors() reads it).
 CREATE OR REPLACE FUNCTION @extschema@.fail(
-    id       bigint,
-    attempt  integer,
-    error    text     DEFAULT NULL,
-    retry_in interval DEFAULT NULL)
+    id           bigint,
+    attempt      integer,
+    error        text     DEFAULT NULL,
+    retry_in     interval DEFAULT NULL,
+    retryable    boolean  DEFAULT true,
+    error_detail jsonb    DEFAULT NULL)
 RETURNS text
 LANGUAGE c VOLATILE SECURITY INVOKER
 AS 'MODULE_PATHNAME', 'cq_fail';
-COMMENT ON FUNCTION @extschema@.fail(bigint, integer, text, interval)
-    IS 'record a failed attempt: back to ready after a backoff (or retry_in), or failed when attempts are used up; returns the new state';
+COMMENT ON FUNCTION @extschema@.fail(bigint, integer, text, interval, boolean, jsonb)
+    IS 'record a failed attempt, with its error and error_detail in the job''s error history: back to ready after a backoff (or retry_in), or failed when attempts are used up or retryable is false; returns the new state';
+
+-- snooze (0.5.0): the job goes back to ready at now() + delay without
+-- spending an attempt (max_attempts grows by one, the attempt counter, the
+-- fencing token, only goes up). A graceful shutdown hands a job back with
+-- snooze(id, attempt).
+CREATE OR REPLACE FUNCTION @extschema@.snooze(id bigint, attempt integer, delay interval DEFAULT '0 seconds')
+RETURNS timestamptz
+LANGUAGE c VOLATILE SECURITY INVOKER
+AS 'MODULE_PATHNAME', 'cq_snooze';
+COMMENT ON FUNCTION @extschema@.snooze(bigint, integer, interval)
+    IS 'put a running job back to ready at now() + delay without spending an attempt; raises QC003 unless it is still running under this attempt; returns the new run_at';
 
 CREATE OR REPLACE FUNCTION @extschema@.heartbeat(id bigint, attempt integer, extend interval DEFAULT NULL)
 RETURNS timestamptz
@@ -173,18 +189,35 @@ AS 'MODULE_PATHNAME', 'cq_job_status';
 COMMENT ON FUNCTION @extschema@.job_status(bigint[])
     IS 'state, attempt, result and last_error of each job, in the order of ids; NULLs for a job that does not exist or is in a queue the caller has no privilege on';
 
+-- The error history: one row per failed attempt kept (the latest 20), oldest
+-- first; as job_status, no row for a job in a queue the caller holds no
+-- privilege on.
+CREATE OR REPLACE FUNCTION @extschema@.job_errors(id bigint)
+RETURNS TABLE (
+    attempt   integer,
+    failed_at timestamptz,
+    error     text,
+    detail    jsonb)
+LANGUAGE c VOLATILE SECURITY INVOKER ROWS 5
+SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'cq_job_errors';
+COMMENT ON FUNCTION @extschema@.job_errors(bigint)
+    IS 'the job''s failed attempts kept in its error history (the latest 20), oldest first: attempt, when, error and detail; no rows for a job that does not exist or is in a queue the caller has no privilege on';
+
 REVOKE ALL ON FUNCTION
     @extschema@.enqueue(text, jsonb, timestamptz, integer, integer, text, text),
     @extschema@.enqueue_batch(text, jsonb[], timestamptz, integer, integer, text),
     @extschema@.dequeue(text, text, integer, interval, boolean),
     @extschema@.complete(bigint, integer, jsonb),
     @extschema@.complete_batch(bigint[], integer[], jsonb[]),
-    @extschema@.fail(bigint, integer, text, interval),
+    @extschema@.fail(bigint, integer, text, interval, boolean, jsonb),
+    @extschema@.snooze(bigint, integer, interval),
     @extschema@.heartbeat(bigint, integer, interval),
     @extschema@.retry(bigint, timestamptz),
     @extschema@.cancel(bigint),
     @extschema@.retry_jobs(text, text[], timestamptz, integer),
     @extschema@.cancel_jobs(text, text[], timestamptz, integer),
     @extschema@.complete_and_dequeue(bigint, integer, text, text, integer, interval, jsonb, boolean),
-    @extschema@.job_status(bigint[])
+    @extschema@.job_status(bigint[]),
+    @extschema@.job_errors(bigint)
 FROM PUBLIC;

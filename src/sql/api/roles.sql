@@ -2,10 +2,10 @@
 -- roles, created unless they exist (roles belong to the cluster: DROP
 -- EXTENSION leaves them, and pg_dump does not dump them; pg_dumpall does):
 --   claimqueue_producer  EXECUTE on enqueue, enqueue_batch, job_status,
---                        await_jobs
+--                        job_errors, await_jobs
 --   claimqueue_consumer  EXECUTE on dequeue, complete, complete_batch,
---                        complete_and_dequeue, fail, heartbeat, next_due,
---                        dequeue_wait, job_status, await_jobs
+--                        complete_and_dequeue, fail, snooze, heartbeat, next_due,
+--                        dequeue_wait, job_status, job_errors, await_jobs
 --   claimqueue_admin     EXECUTE on all of these and the administration
 --                        functions (schedule, unschedule, run_schedules
 --                        among them); every queue without a grant
@@ -35,7 +35,8 @@ GRANT EXECUTE ON FUNCTION
     @extschema@.dequeue(text, text, integer, interval, boolean),
     @extschema@.complete(bigint, integer, jsonb),
     @extschema@.complete_batch(bigint[], integer[], jsonb[]),
-    @extschema@.fail(bigint, integer, text, interval),
+    @extschema@.fail(bigint, integer, text, interval, boolean, jsonb),
+    @extschema@.snooze(bigint, integer, interval),
     @extschema@.heartbeat(bigint, integer, interval)
 TO claimqueue_consumer, claimqueue_admin;
 GRANT EXECUTE ON FUNCTION
@@ -64,7 +65,7 @@ GRANT EXECUTE ON PROCEDURE @extschema@.dequeue_wait(text, text, integer, interva
 TO claimqueue_consumer, claimqueue_admin;
 -- Whoever may see a queue may read its jobs' results and wait for them: a
 -- producer awaits the jobs it enqueued.
-GRANT EXECUTE ON FUNCTION @extschema@.job_status(bigint[])
+GRANT EXECUTE ON FUNCTION @extschema@.job_status(bigint[]), @extschema@.job_errors(bigint)
 TO claimqueue_producer, claimqueue_consumer, claimqueue_admin;
 GRANT EXECUTE ON PROCEDURE @extschema@.await_jobs(bigint[], interval, jsonb)
 TO claimqueue_producer, claimqueue_consumer, claimqueue_admin;

@@ -64,3 +64,9 @@ DROP FUNCTION IF EXISTS @extschema@.alter_queue(text, interval, integer, interva
 DROP INDEX claimqueue.jobs_finished_idx;
 CREATE INDEX jobs_dead_letters_idx ON claimqueue.jobs (queue_id, state, finished_at)
     WHERE state IN ('failed', 'cancelled');
+
+-- The error history (fail() appends each failed attempt, job_errors() reads
+-- it), and fail()'s new trailing arguments retryable and error_detail: the
+-- old signature goes, api/ defines the new one.
+ALTER TABLE claimqueue.jobs ADD COLUMN errors jsonb;
+DROP FUNCTION IF EXISTS @extschema@.fail(bigint, integer, text, interval);
