@@ -123,6 +123,7 @@ run_in() {
             HOME=/root LANG=C.UTF-8 TERM=dumb DEBIAN_FRONTEND=noninteractive \
             PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
             CI="${CI:-}" STRESS_JOBS="${STRESS_JOBS:-}" SOAK_JOBS="${SOAK_JOBS:-}" \
+            CITUS_TARBALL="${CITUS_TARBALL:-}" \
             ${ca:+NODE_EXTRA_CA_CERTS=$ca npm_config_cafile=$ca} \
             /bin/bash -c "cd \"\$0\" && exec \"\$@\"" "$wd" "$@"
     ' _ "$root" "$wd" "$ca" "$net" "$@"

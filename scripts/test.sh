@@ -15,7 +15,9 @@
 # (clients/node, clients/python: their own tests and the same fault test in
 # each language); the Prometheus exporter with contrib/prometheus (test/prometheus,
 # a cluster of its own); on the host also the PGXN release zip (test/pgxn), in
-# a Debian root also the Debian package (test/package).
+# a Debian root also the Debian package (test/package); from PostgreSQL 16 on,
+# the distributed mode on a Citus cluster (test/citus: Citus built once per
+# root from CITUS_TARBALL, or the one installed).
 # Ends with "tests: N passed, M failed".
 #
 #   scripts/test.sh                  PostgreSQL 15, Debian 12's, on this machine
@@ -29,7 +31,11 @@
 #   SOAK_JOBS=10000     jobs drained by the fault-injection soak (test/soak/run.sh alone: 100000)
 #   FAULT_JOBS=5000     jobs drained by each client fault test (test/clients/run.sh)
 #   CLAIMQUEUE_CHROOTS  where the Debian roots are kept (default /var/cache/claimqueue-chroots)
+#   CITUS_TARBALL       Citus's source tarball, built for the citus suite (test/citus/build.sh);
+#                       without it the suite runs only where Citus is installed
 set -uo pipefail
+# A relative CITUS_TARBALL names a file from where the script was started.
+[ -n "${CITUS_TARBALL:-}" ] && [ -e "$CITUS_TARBALL" ] && CITUS_TARBALL=$(realpath "$CITUS_TARBALL")
 cd "$(dirname "$0")/.."
 root=$(pwd)
 
@@ -78,6 +84,15 @@ if [ "$where" = chroot ]; then
     t0=$SECONDS
     bash scripts/chroot.sh create "$name" >/dev/null || exit 1
     bash scripts/chroot.sh sync "$name" || exit 1
+    # Citus's source goes into the root (once), and the run there is told where.
+    if want citus && [ -n "${CITUS_TARBALL:-}" ] && [ -r "$CITUS_TARBALL" ]; then
+        in_root=/var/cache/claimqueue-citus/$(basename "$CITUS_TARBALL")
+        mkdir -p "$cache/$name/var/cache/claimqueue-citus"
+        cmp -s "$CITUS_TARBALL" "$cache/$name$in_root" || cp "$CITUS_TARBALL" "$cache/$name$in_root"
+        export CITUS_TARBALL=$in_root
+    else
+        export CITUS_TARBALL=
+    fi
     echo "== root $cache/$name ready in $((SECONDS - t0)) s"
     args=(--pg "$major" --in-root)
     [ "$pg_upgrade" = 1 ] && args+=(--pg-upgrade)
@@ -127,6 +142,11 @@ if [ "$prepare" = 1 ]; then
         done
     fi
     if want package; then bash test/package/run.sh "$major" --deps || exit 1; fi
+    # Citus, built once per root (a stamp beside the installed library).
+    if want citus && [ "$major" -ge 16 ] && [ -n "${CITUS_TARBALL:-}" ]; then
+        PG_CONFIG=/usr/lib/postgresql/$major/bin/pg_config bash test/citus/build.sh --deps &&
+            PG_CONFIG=/usr/lib/postgresql/$major/bin/pg_config bash test/citus/build.sh || exit 1
+    fi
     exit 0
 fi
 
@@ -427,6 +447,37 @@ if want prometheus; then
     read -r p f < <(count_tap "$logs/prometheus.log")
     [ "$f" -eq 0 ] || tail -40 "$logs/prometheus.log"
     record prometheus "$p" "$f" $((SECONDS - t0))
+fi
+
+# The distributed mode on a Citus cluster (a coordinator and two workers on
+# loopback). Citus 14 supports PostgreSQL 16 to 18; 13.2, the last line for
+# 15, does not build against Debian 12's headers. Citus is built from
+# CITUS_TARBALL (in a root by the run with the network, above; here when it
+# is set and Citus is missing), or used as installed.
+citus_skip=""
+if want citus; then
+    if [ "$major" -lt 16 ]; then
+        citus_skip="Citus has no release that builds for PostgreSQL $major here: the suite runs on 17 and 18"
+    elif ! bash test/citus/build.sh --check; then
+        if [ -n "${CITUS_TARBALL:-}" ] && [ "$where" = host ]; then
+            bash test/citus/build.sh >"$logs/citus-build.log" 2>&1 || citus_skip="the Citus build failed ($logs/citus-build.log)"
+        else
+            citus_skip="Citus is not installed: install it from Citus's own packages, or set CITUS_TARBALL to its source tarball"
+        fi
+    fi
+fi
+if [ -n "$citus_skip" ]; then
+    echo "== Citus cluster: skipped: $citus_skip"
+    summary+=("$(printf '%-12s skipped: %s' citus "$citus_skip")")
+elif want citus; then
+    echo "== Citus cluster (a coordinator and two workers on loopback, shared_preload_libraries = 'citus,claimqueue')"
+    t0=$SECONDS
+    CITUS_LOGS="$logs/citus" bash test/citus/run.sh >"$logs/citus.log" 2>&1
+    echo "exit=$?" >>"$logs/citus.log"
+    read -r p f < <(count_tap "$logs/citus.log")
+    [ "$f" -eq 0 ] || { grep -E "^(not ok|#)" "$logs/citus.log" | tail -20; tail -30 "$logs/citus.log"; }
+    grep -E "^tests:" "$logs/citus.log" | sed 's/^/citus /'
+    record citus "$p" "$f" $((SECONDS - t0))
 fi
 
 # The Debian package: built with dpkg-buildpackage, installed with apt-get into
