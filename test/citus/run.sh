@@ -46,3 +46,24 @@ claimed=$(on 0 "SELECT count(complete(id, attempt)) FROM dequeue('local_q', 'w1'
 check "on the coordinator, 3 jobs enqueued are claimed and completed ($claimed)" test "$claimed" = 3
 check "the coordinator's jobs are local: none reached a worker" \
     test "$(on 1 "SELECT count(*) FROM claimqueue.jobs")$(on 2 "SELECT count(*) FROM claimqueue.jobs")" = 00
+
+# Distributing claimqueue's tables by hand is refused (docs/citus.md), and
+# the refusals change nothing: no Citus table, the same rows, a queue that
+# still works.
+digest() { on 0 "SELECT md5(string_agg(j::text, '|' ORDER BY j.id)) FROM claimqueue.jobs j"; }
+on 0 "SELECT enqueue('local_q', '{\"kept\": true}')" >/dev/null
+before=$(digest)
+err=$(on 0 "SELECT create_reference_table('claimqueue.queues')" 2>&1)
+check "create_reference_table('claimqueue.queues') is refused: it has triggers" \
+    grep -q 'cannot distribute relation "queues" because it has triggers' <<<"$err"
+err=$(on 0 "SET citus.enable_unsafe_triggers = on; SELECT create_reference_table('claimqueue.queues')" 2>&1)
+check "with citus.enable_unsafe_triggers it fails too (the restore-merge trigger fires on the shard)" \
+    grep -q "^ERROR:" <<<"$err"
+err=$(on 0 "SELECT create_distributed_table('claimqueue.jobs', 'queue_id')" 2>&1)
+check "create_distributed_table('claimqueue.jobs', 'queue_id') is refused: its primary key lacks queue_id" \
+    grep -q 'cannot create constraint on "jobs"' <<<"$err"
+check "none of claimqueue's tables became a Citus table" \
+    test "$(on 0 "SELECT count(*) FROM pg_dist_partition WHERE logicalrelid::regclass::text LIKE 'claimqueue.%'")" = 0
+check "the jobs are as they were" test "$(digest)" = "$before"
+claimed=$(on 0 "SELECT count(complete(id, attempt)) FROM dequeue('local_q', 'w1')")
+check "the queue still claims and completes on the coordinator" test "$claimed" = 1
