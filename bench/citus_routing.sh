@@ -10,7 +10,9 @@
 #      force_delegation;
 #   3. whether a function taking the queue's name (text) can be delegated
 #      by a table distributed by queue_id (integer);
-#   4. what create_reference_table says of a table with claimqueue's
+#   4. what finding a job's queue from its id alone costs: a query across
+#      every shard, against one that names the queue;
+#   5. what create_reference_table says of a table with claimqueue's
 #      triggers, with and without citus.enable_unsafe_triggers.
 #
 # Nothing asserts on the figures. Needs Citus installed for this major
@@ -73,6 +75,18 @@ bench 0 "coordinator, two keys on two nodes in one transaction" "BEGIN;
 SELECT bump_forced('q1');
 SELECT bump_forced('q2');
 COMMIT;"
+
+echo "== a job's queue from its id alone: a query across every shard, or the queue named"
+on 0 "CREATE TABLE jobs_t (queue text, id bigint, state text, PRIMARY KEY (queue, id))" >/dev/null
+on 0 "CREATE INDEX ON jobs_t (id)" >/dev/null
+on 0 "SELECT create_distributed_table('jobs_t', 'queue')" >/dev/null
+on 0 "INSERT INTO jobs_t SELECT 'q' || (n % 100), n, 'running' FROM generate_series(1, 100000) n" >/dev/null
+on 0 "CREATE TABLE jobs_t4 (LIKE jobs_t INCLUDING ALL)" >/dev/null
+on 0 "SELECT create_distributed_table('jobs_t4', 'queue', shard_count := 4)" >/dev/null
+on 0 "INSERT INTO jobs_t4 SELECT * FROM jobs_t" >/dev/null
+bench 0 "by id alone, 32 shards (every shard asked)" "SELECT queue FROM jobs_t WHERE id = 4242;"
+bench 0 "by id alone, 4 shards (every shard asked)" "SELECT queue FROM jobs_t4 WHERE id = 4242;"
+bench 0 "queue named: WHERE queue = 'q42' AND id = 4242" "SELECT state FROM jobs_t WHERE queue = 'q42' AND id = 4242;"
 
 echo "== a function taking the queue's name, co-located with a table distributed by an integer"
 on 0 "CREATE TABLE by_id (queue_id integer, id bigint, PRIMARY KEY (queue_id, id))" >/dev/null
