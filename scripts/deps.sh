@@ -6,7 +6,9 @@
 # two are always installed (or upgraded) together. libipc-run-perl: the Perl TAP
 # suites (PostgreSQL::Test::Cluster, shipped with postgresql-server-dev-N) need
 # IPC::Run. prometheus-postgres-exporter and curl: test/prometheus scrapes the
-# exporter with contrib/prometheus/queries.yaml. The client libraries' npm
+# exporter with contrib/prometheus/queries.yaml. python3-psycopg-pool: the Python
+# client's workers take a pool; python3-build, -venv, -setuptools, -wheel and mypy: its
+# wheel is built, installed into a fresh venv and type-checked. The client libraries' npm
 # packages come from their committed lock files (npm ci). DEPS=server: only
 # what builds and runs the extension (the package test needs no more).
 set -euo pipefail
@@ -20,7 +22,8 @@ packages=(
 [ "${DEPS:-all}" = server ] || packages+=(
     "postgresql-$pg-pgtap" libtap-parser-sourcehandler-pgtap-perl cmake libgtest-dev
     libipc-run-perl
-    python3-psycopg python3-pytest
+    python3-psycopg python3-psycopg-pool python3-pytest
+    python3-build python3-venv python3-setuptools python3-wheel mypy
     git unzip python3 pgxnclient
     prometheus-postgres-exporter curl
 )

@@ -12,7 +12,8 @@
 # database at the previous release, queue metrics, the liveness soak, claims
 # that die with their session (disconnect) and the concurrency limits across a
 # restart (limits); the client libraries
-# (clients/node, clients/python: their own tests and the same fault test in
+# (clients/node, clients/python: their own tests, python_schema the Python
+# tests again with the extension in a schema of its own, and the same fault test in
 # each language); the Prometheus exporter with contrib/prometheus (test/prometheus,
 # a cluster of its own); on the host also the PGXN release zip (test/pgxn), in
 # a Debian root also the Debian package (test/package); from PostgreSQL 16 on,
@@ -366,7 +367,7 @@ fi
 # The client libraries, in a cluster of their own: each package's tests and
 # the fault test for each worker.
 clients=()
-for s in node_client python_client fault_node fault_python fault_py_async; do want "$s" && clients+=("$s"); done
+for s in node_client python_client python_schema fault_node fault_python fault_py_async; do want "$s" && clients+=("$s"); done
 if [ ${#clients[@]} -gt 0 ]; then
     echo "== client libraries (a cluster of their own: each package's tests, the fault test for each worker)"
     pg_virtualenv -v "$major" -t -o shared_preload_libraries=claimqueue -o max_connections=100 bash -c '
@@ -378,8 +379,11 @@ if [ ${#clients[@]} -gt 0 ]; then
                 node_client)
                     (cd clients/node && npm run -s build && node --test --test-reporter=tap test/*.test.mjs) >"$logs/$s.log" 2>&1
                     echo "exit=$?" >>"$logs/$s.log"; grep -E "^# (pass|fail) " "$logs/$s.log" ;;
-                python_client)
-                    (cd clients/python && /usr/bin/python3 -m pytest -q -p no:cacheprovider tests) >"$logs/$s.log" 2>&1
+                # python_schema: the same tests with the extension in schema cq
+                # (CREATE EXTENSION claimqueue SCHEMA cq; tests/conftest.py).
+                python_client|python_schema)
+                    schema=""; [ "$s" = python_schema ] && schema=cq
+                    (cd clients/python && CLAIMQUEUE_TEST_SCHEMA=$schema /usr/bin/python3 -m pytest -q -p no:cacheprovider tests) >"$logs/$s.log" 2>&1
                     echo "exit=$?" >>"$logs/$s.log"; grep -E "[0-9]+ (passed|failed)" "$logs/$s.log" | tail -1 ;;
                 fault_node|fault_python|fault_py_async)
                     lang=${s#fault_}; [ "$lang" = py_async ] && lang=python-async
@@ -402,15 +406,16 @@ if want node_client; then
     [ "$f" -eq 0 ] || grep -E "^not ok|error" "$logs/node_client.log" | head -20
     record node_client "$p" "$f" "$(secs_of node_client)"
 fi
-if want python_client; then
+for s in python_client python_schema; do
+    want "$s" || continue
     # pytest's closing line: "N passed", "M failed", "K error(s)".
-    line=$(grep -E "[0-9]+ (passed|failed|errors?)" "$logs/python_client.log" | tail -1)
+    line=$(grep -E "[0-9]+ (passed|failed|errors?)" "$logs/$s.log" | tail -1)
     p=$(grep -oE "[0-9]+ passed" <<<"$line" | grep -oE "[0-9]+"); p=${p:-0}
     f=$(grep -oE "[0-9]+ (failed|errors?)" <<<"$line" | grep -oE "[0-9]+" | awk '{s+=$1} END {print s+0}')
-    if ! grep -q "^exit=0" "$logs/python_client.log" && [ "$f" -eq 0 ]; then f=1; fi
-    [ "$f" -eq 0 ] || tail -40 "$logs/python_client.log"
-    record python_client "$p" "$f" "$(secs_of python_client)"
-fi
+    if ! grep -q "^exit=0" "$logs/$s.log" && [ "$f" -eq 0 ]; then f=1; fi
+    [ "$f" -eq 0 ] || tail -40 "$logs/$s.log"
+    record "$s" "$p" "$f" "$(secs_of "$s")"
+done
 for s in fault_node fault_python fault_py_async; do
     if want "$s"; then
         read -r p f < <(count_tap "$logs/$s.log")

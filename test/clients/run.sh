@@ -75,8 +75,13 @@ SELECT create_queue('$queue', lease => make_interval(secs => $lease_ms / 1000.0)
 -- No unique constraint: a duplicate effect must be counted, not prevented.
 CREATE TABLE fault_effects (job_id bigint, attempt int, worker text);
 CREATE TABLE fault_frozen (id bigint, attempt int);
+-- The Python workers snooze a job once: its first run records it here.
+CREATE TABLE fault_snoozed (job_id bigint PRIMARY KEY);
+-- snooze, slowpoke (runs into its timeout, gives up when told) and stubborn (ignores its
+-- timeout, then tries to complete): the Python workers' handler paths; node ignores them.
 SELECT count(*) FROM enqueue_batch('$queue', (SELECT array_agg(jsonb_build_object(
-    'n', g, 'slow', g % 100 = 0, 'fail', g % 50 = 7)) FROM generate_series(1, $jobs) g));
+    'n', g, 'slow', g % 100 = 0, 'fail', g % 50 = 7, 'snooze', g % 40 = 9,
+    'slowpoke', g % 500 = 11, 'stubborn', g % 500 = 13)) FROM generate_series(1, $jobs) g));
 SQL
 echo "fault $language: $jobs jobs, 3 workers x $concurrency, lease ${lease_ms} ms"
 started=$SECONDS
@@ -139,6 +144,8 @@ count_events() { cat "$tmp"/w?.log | grep -c "$1"; }
 lost=$(count_events '^lost [0-9]* [0-9]* QC003$')
 handed_back_w2=$(grep -c '^handed_back ' "$tmp/w2.log")
 failed_events=$(count_events '^failed ')
+snoozed_events=$(count_events '^snoozed ')
+timed_out_events=$(count_events '^timed_out ')
 qc003_errors=$(count_events '^error QC003')
 all_errors=$(count_events '^error ')
 # Attempts of the frozen worker that the reaper took (the job ended under a later attempt).
@@ -164,6 +171,12 @@ check "no QC003 reported as an error" [ "$qc003_errors" -eq 0 ]
 check "no error reported at all" [ "$all_errors" -eq 0 ]
 check "each of the $taken frozen attempts the reaper took was reported lost (QC003) by w3" \
     [ -z "$(comm -23 <(sort "$tmp/taken") "$tmp/w3.lost")" ]
+if [ "$language" != node ]; then
+    # At most once per job (a killed or frozen worker may record a snooze it never made).
+    check "snoozed jobs were reported ($snoozed_events), none twice" \
+        [ "$snoozed_events" -gt 0 -a "$snoozed_events" -le "$(value "SELECT count(*) FROM fault_snoozed")" ]
+    check "attempts past their timeout were given up ($timed_out_events)" [ "$timed_out_events" -gt 0 ]
+fi
 [ "$all_errors" -eq 0 ] || grep -h '^error ' "$tmp"/w?.log | head -20
 for w in w1 w2 w3; do [ -s "$tmp/$w.err" ] && { echo "# $w stderr:"; head -20 "$tmp/$w.err"; }; done
 
@@ -171,7 +184,8 @@ echo "fault $language: jobs=$jobs done=$done_count duplicates=$duplicates effect
      "running_left_by_sigterm=$w2_running_left qc003_seen=$lost qc003_as_error=$qc003_errors" \
      "errors=$all_errors killed_held=$held_by_killed reaped_from_killed=$reaped_from_killed" \
      "frozen=$frozen frozen_taken=$taken" \
-     "handed_back_by_sigterm=$handed_back_w2 failed_attempts=$failed_events seconds=$seconds"
+     "handed_back_by_sigterm=$handed_back_w2 failed_attempts=$failed_events" \
+     "snoozed=$snoozed_events timed_out=$timed_out_events seconds=$seconds"
 
 psql -X -q -d postgres -c "DROP DATABASE $db WITH (FORCE)"
 psql -X -q -d postgres -c "ALTER SYSTEM RESET claimqueue.reaper_interval" -c "SELECT pg_reload_conf()" >/dev/null

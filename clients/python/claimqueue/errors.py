@@ -1,7 +1,8 @@
-"""claimqueue's SQLSTATEs (class QC, see src/errors.h in the extension) as exception classes."""
+"""claimqueue's SQLSTATEs (class QC, see src/errors.h in the extension) as exception classes,
+and the exceptions a handler raises to say what becomes of its job."""
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 
 class SqlState:
@@ -20,13 +21,22 @@ class SqlState:
 class ClaimQueueError(Exception):
     """An error raised by claimqueue (SQLSTATE class QC); ``__cause__`` is psycopg's error."""
 
-    def __init__(self, message: str, sqlstate: str, detail: Optional[str] = None,
+    def __init__(self, message: str, sqlstate: Optional[str], detail: Optional[str] = None,
                  hint: Optional[str] = None) -> None:
         super().__init__(message)
         self.message = message
         self.sqlstate = sqlstate
         self.detail = detail
         self.hint = hint
+
+
+class ExtensionNotFoundError(ClaimQueueError):
+    """The database has no claimqueue extension (``CREATE EXTENSION claimqueue``); no SQLSTATE."""
+
+
+class UnsupportedVersionError(ClaimQueueError):
+    """The database's claimqueue extension is at a version this client does not support
+    (see ``claimqueue.SUPPORTED_EXTENSION_VERSIONS``); no SQLSTATE."""
 
 
 class QueueNotFoundError(ClaimQueueError):
@@ -100,3 +110,30 @@ def to_claimqueue_error(err: BaseException) -> BaseException:
 def is_stale_claim(err: BaseException) -> bool:
     """True for a stale claim (QC003), mapped or still psycopg's error."""
     return getattr(err, "sqlstate", None) == SqlState.STALE_CLAIM
+
+
+# --- what a handler raises --------------------------------------------------
+
+
+class Snooze(Exception):
+    """Raised by a handler: the job goes back to ready in ``seconds`` without spending an
+    attempt (``snooze(id, attempt, delay)``). ``job.snooze(seconds)`` raises it."""
+
+    def __init__(self, seconds: float = 0.0) -> None:
+        super().__init__(f"snoozed for {seconds} s")
+        self.seconds = float(seconds)
+
+
+class RetryIn(Exception):
+    """Raised by a handler: this attempt failed; the job is retried in ``seconds`` instead of
+    after the queue's backoff (``fail(..., retry_in => ...)``), if it has attempts left."""
+
+    def __init__(self, seconds: float, message: str = "", detail: Any = None) -> None:
+        super().__init__(message or f"retry in {seconds} s")
+        self.seconds = float(seconds)
+        self.detail = detail
+
+
+class NonRetryableError(Exception):
+    """Raised by a handler (or subclassed): the job fails at once, whatever attempts it has left
+    (``fail(..., retryable => false)``)."""

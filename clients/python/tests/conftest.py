@@ -1,6 +1,11 @@
 """Shared by the tests: a database of its own per test module (the extension
 installed), a queue of its own per test, and polling with a deadline instead of
-sleeps. Connection settings come from the PG* variables (pg_virtualenv sets them)."""
+sleeps. Connection settings come from the PG* variables (pg_virtualenv sets them).
+
+CLAIMQUEUE_TEST_SCHEMA=cq installs the extension in that schema instead of public
+(the python_schema suite): the workers' connections (from conninfo) and the ``lib``
+connection keep the default search_path, so every call the library makes must be
+qualified; only the tests' own SQL (``db``) has the schema on its search_path."""
 import itertools
 import os
 import sys
@@ -13,6 +18,7 @@ import pytest
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 _queue_numbers = itertools.count(1)
+SCHEMA = os.environ.get("CLAIMQUEUE_TEST_SCHEMA") or None
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +29,11 @@ def conninfo(request):
         admin.execute(f"CREATE DATABASE {name}")
     with psycopg.connect(dbname=name, autocommit=True) as conn:
         conn.execute("SET client_min_messages = error")
-        conn.execute("CREATE EXTENSION claimqueue")
+        if SCHEMA:
+            conn.execute(f"CREATE SCHEMA {SCHEMA}")
+            conn.execute(f"CREATE EXTENSION claimqueue SCHEMA {SCHEMA}")
+        else:
+            conn.execute("CREATE EXTENSION claimqueue")
     yield f"dbname={name}"
     with psycopg.connect(dbname="postgres", autocommit=True) as admin:
         admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
@@ -31,7 +41,17 @@ def conninfo(request):
 
 @pytest.fixture
 def db(conninfo):
-    """An autocommit connection for the test's own checks."""
+    """An autocommit connection for the test's own checks (and the library's calls in
+    tests written before the python_schema suite: those are qualified all the same)."""
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        if SCHEMA:
+            conn.execute(f"SET search_path = {SCHEMA}, public")
+        yield conn
+
+
+@pytest.fixture
+def lib(conninfo):
+    """An autocommit connection with the default search_path, for the library's calls."""
     with psycopg.connect(conninfo, autocommit=True) as conn:
         yield conn
 
@@ -44,6 +64,11 @@ def new_queue(db):
         db.execute(f"SELECT create_queue('{name}', {settings}, backoff_base => '0', backoff_cap => '0')")
         return name
     return create
+
+
+def with_schema(conninfo):
+    """conninfo for a connection that runs the tests' own SQL (the schema on its search_path)."""
+    return f"{conninfo} options='-c search_path={SCHEMA},public'" if SCHEMA else conninfo
 
 
 def until(check, what, deadline=20.0):

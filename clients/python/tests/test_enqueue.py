@@ -11,7 +11,7 @@ import claimqueue
 @pytest.fixture(scope="module", autouse=True)
 def mail_queue(conninfo):
     with psycopg.connect(conninfo, autocommit=True) as conn:
-        conn.execute("SELECT create_queue('mail', max_attempts => 3)")
+        claimqueue.admin.create_queue(conn, "mail", max_attempts=3)
 
 
 def test_enqueue_returns_the_id_of_a_ready_job_with_the_payload(db):
