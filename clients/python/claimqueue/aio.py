@@ -156,6 +156,7 @@ class AsyncWorker:
                            timeout=timeout, timeout_grace=timeout_grace, on_timeout=on_timeout,
                            payload=payload)
         self._settled = 0
+        self._abandoned: Set[_AsyncAttempt] = set()
         self._stop_requested = False
         self._stop_event: Optional[asyncio.Event] = None
         self._changed: Optional[asyncio.Condition] = None
@@ -552,6 +553,7 @@ class AsyncWorker:
         await self._settle(attempt, shared.timeout_settle(config, None), timed_out=True)
         self._log(logging.WARNING, f"job {job.id}: its handler did not end within the grace; the "
                   "slot is freed and the task left to run on", job=job, outcome="abandoned")
+        self._abandoned.add(attempt)
         await self._free(q, attempt)
 
     async def _heartbeat(self, q: _AsyncQueue, attempt: _AsyncAttempt, now: float) -> None:
@@ -625,9 +627,10 @@ class AsyncWorker:
         finally:
             for q in self._queues.values():
                 await self._release_waiter(q)
-        # The handed-back handlers (and any given up after a timeout) are cancelled: their
-        # jobs belong to others now.
-        stuck = [t for q in self._queues.values() for a in q.running
+        # The handed-back handlers, and those given up after a timeout, are cancelled: their
+        # jobs belong to others now. (A task that swallows this too outlives run(); asyncio.run
+        # cancels it once more when it ends, and waits for it.)
+        stuck = [t for a in [*(a for q in self._queues.values() for a in q.running), *self._abandoned]
                  for t in (a.handler_task, a.task) if t is not None and not t.done()]
         for task in stuck:
             task.cancel()
