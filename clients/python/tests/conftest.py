@@ -45,7 +45,7 @@ def db(conninfo):
     tests written before the python_schema suite: those are qualified all the same)."""
     with psycopg.connect(conninfo, autocommit=True) as conn:
         if SCHEMA:
-            conn.execute(f"SET search_path = {SCHEMA}, public")
+            conn.execute(f"SET search_path = public, {SCHEMA}")   # tables the tests make: public
         yield conn
 
 
@@ -68,7 +68,7 @@ def new_queue(db):
 
 def with_schema(conninfo):
     """conninfo for a connection that runs the tests' own SQL (the schema on its search_path)."""
-    return f"{conninfo} options='-c search_path={SCHEMA},public'" if SCHEMA else conninfo
+    return f"{conninfo} options='-c search_path=public,{SCHEMA}'" if SCHEMA else conninfo
 
 
 def until(check, what, deadline=20.0):
