@@ -11,7 +11,8 @@ import socket
 import traceback
 import uuid
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Generic, Literal, Mapping, Optional, Sequence, TypeVar, Union
+from typing import (Any, Callable, Dict, Generic, Literal, Mapping, Optional, Sequence, Tuple,
+                    TypeVar, Union, cast)
 
 from .errors import NonRetryableError, RetryIn, Snooze, StaleClaimError
 
@@ -129,7 +130,7 @@ def convert_payload(config: QueueConfig[Any], payload: Any) -> Any:
         return payload
     try:
         if dataclasses.is_dataclass(convert) and isinstance(payload, Mapping):
-            return convert(**payload)
+            return cast(Any, convert)(**payload)
         return convert(payload)
     except Exception as err:  # noqa: BLE001 - a payload that does not fit never will
         raise NonRetryableError(f"the payload does not fit {getattr(convert, '__name__', convert)}: "
@@ -266,7 +267,7 @@ def settle_for(job: JobRecord, config: QueueConfig[Any], raised: Optional[BaseEx
     return Settle("fail", error=raised, message=error_text(raised))
 
 
-def fail_params(job: JobRecord, settle: Settle) -> tuple:
+def fail_params(job: JobRecord, settle: Settle) -> Tuple[Any, ...]:
     err = settle.error if settle.error is not None else RuntimeError(settle.message or "failed")
     return (job.id, job.attempt, settle.message, settle.retry_in, settle.retryable, error_detail(err))
 
@@ -275,7 +276,8 @@ class JobLog:
     """The worker's structured log: each line carries ``extra`` fields (worker, job_id,
     queue, attempt, duration, outcome) for a JSON formatter or a log pipeline."""
 
-    def __init__(self, logger: Optional[Union[logging.Logger, logging.LoggerAdapter]], worker: str) -> None:
+    def __init__(self, logger: Optional[Union[logging.Logger, "logging.LoggerAdapter[Any]"]],
+                 worker: str) -> None:
         self.logger: Any = logger if logger is not None else logging.getLogger("claimqueue")
         self.worker = worker
 
