@@ -52,8 +52,6 @@ CLAIMS_LEFT = """SELECT id, attempt, payload, max_attempts, priority, lease_expi
 RUNNING, SETTLING, COMPLETED, FAILED, LOST, HANDED_BACK, SNOOZED, TIMED_OUT = (
     "running", "settling", "completed", "failed", "lost", "handed_back", "snoozed", "timed_out")
 
-TRACEBACK_LIMIT = 16000
-
 
 @dataclass
 class JobRecord:
@@ -200,26 +198,41 @@ def refused_result(job: JobRecord, err: BaseException) -> Optional[ValueError]:
     return None
 
 
+# fail() refuses an error and error_detail over 64 kB together (54000): each part is
+# clipped to a budget of UTF-8 bytes well inside it.
+ERROR_BYTES, MESSAGE_BYTES, STACK_BYTES, EXTRA_BYTES = 8000, 8000, 24000, 8000
+
+
+def clip(text: str, limit: int, keep_end: bool = False) -> str:
+    """``text`` cut to at most ``limit`` UTF-8 bytes (the end kept for a stack), marked."""
+    data = text.encode()
+    if len(data) <= limit:
+        return text
+    if keep_end:
+        return "...\n" + data[-(limit - 8):].decode(errors="ignore")
+    return data[:limit - 8].decode(errors="ignore") + " ..."
+
+
 def error_text(err: BaseException) -> str:
-    return str(err) or type(err).__name__
+    return clip(str(err) or type(err).__name__, ERROR_BYTES)
 
 
 def error_detail(err: BaseException) -> str:
-    """fail()'s error_detail: the exception's class, message and traceback, as jsonb text."""
+    """fail()'s error_detail: {"class", "message", "stack"} (the keys both clients send), and
+    the exception's ``detail`` attribute when it has one, as jsonb text."""
     kind = type(err)
-    trace = "".join(traceback.format_exception(kind, err, err.__traceback__))
-    if len(trace) > TRACEBACK_LIMIT:
-        trace = "...\n" + trace[-TRACEBACK_LIMIT:]
-    detail: Dict[str, Any] = {"type": f"{kind.__module__}.{kind.__qualname__}",
-                              "message": str(err), "traceback": trace}
+    stack = "".join(traceback.format_exception(kind, err, err.__traceback__))
+    detail: Dict[str, Any] = {"class": f"{kind.__module__}.{kind.__qualname__}",
+                              "message": clip(str(err), MESSAGE_BYTES),
+                              "stack": clip(stack, STACK_BYTES, keep_end=True)}
     extra = getattr(err, "detail", None)
     if extra is not None:
         try:
-            json.dumps(extra)
-            detail["detail"] = extra
+            text = json.dumps(extra, ensure_ascii=False)
+            detail["detail"] = extra if len(text.encode()) <= EXTRA_BYTES else clip(text, EXTRA_BYTES)
         except (TypeError, ValueError):
-            detail["detail"] = repr(extra)
-    return json.dumps(detail)
+            detail["detail"] = clip(repr(extra), EXTRA_BYTES)
+    return json.dumps(detail, ensure_ascii=False)
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ class JobStatus:
 @dataclass(frozen=True)
 class JobError:
     """One failed attempt of a job (``job_errors``): its error text and, from a worker of this
-    library, ``detail`` = {"type": the exception's class, "message", "traceback"}."""
+    library, ``detail`` = {"class": the exception's class, "message", "stack": the traceback}."""
 
     attempt: int
     failed_at: dt.datetime

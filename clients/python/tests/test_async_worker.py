@@ -147,6 +147,9 @@ def test_stop_interrupts_the_wait_and_hands_back_after_the_grace_period(conninfo
     assert [e.job.id for e in events["handed_back"]] == [job_id]
     assert cancelled == [True], "the handed-back handler's task was cancelled after aborted was set"
     assert job_row(db, job_id)[0] == "ready"
+    # Handed back with snooze: the attempt is not spent (max_attempts grows by one).
+    assert db.execute("SELECT attempt, max_attempts FROM queue_jobs WHERE id = %s",
+                      (job_id,)).fetchone() == (1, 6)
     assert db.execute("SELECT count(*) FROM claimqueue.waiters()").fetchone()[0] == 0
 
 

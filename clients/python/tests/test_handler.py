@@ -122,10 +122,26 @@ def test_each_attempts_error_keeps_its_class_message_and_traceback(conninfo, db,
     assert (result.retried, result.failed) == (1, 1)
     errors = claimqueue.job_errors(db, job_id)
     assert [e.attempt for e in errors] == [1, 2]
-    assert errors[0].detail["type"] == "builtins.KeyError"
+    assert errors[0].detail["class"] == "builtins.KeyError"
     assert "missing on attempt 1" in errors[0].detail["message"]
-    assert "deep_down" in errors[0].detail["traceback"] and "Traceback" in errors[0].detail["traceback"]
-    assert errors[1].detail["type"] == "builtins.ValueError" and errors[1].error == "then this"
+    assert "deep_down" in errors[0].detail["stack"] and "Traceback" in errors[0].detail["stack"]
+    assert errors[1].detail["class"] == "builtins.ValueError" and errors[1].error == "then this"
+
+
+def test_an_error_too_large_for_the_server_is_clipped_not_lost(conninfo, db, new_queue):
+    """fail() refuses error and detail over 64 kB together: a 300 kB message still fails the
+    attempt, clipped, with its detail (a job left running would wait for its lease)."""
+    queue = new_queue("max_attempts => 1")
+    job_id = claimqueue.enqueue(db, queue, {})
+
+    def handler(job):
+        raise claimqueue.NonRetryableError("é" * 150_000)
+
+    result, events = drain(conninfo, queue, handler)
+    assert result.failed == 1 and events["error"] == []
+    [error] = claimqueue.job_errors(db, job_id)
+    assert error.error.startswith("éé") and error.error.endswith(" ...")
+    assert len(error.error.encode()) <= 8000 and error.detail["class"].endswith("NonRetryableError")
 
 
 def test_a_timeout_sets_aborted_and_a_handler_that_stops_fails_its_attempt(conninfo, db, new_queue):

@@ -307,6 +307,9 @@ def test_after_the_grace_period_a_running_job_is_handed_back(conninfo, db, new_q
     assert job.aborted.is_set()
     assert job_row(db, job_id)[0] == "ready"
     assert db.execute("SELECT run_at <= now() FROM queue_jobs WHERE id = %s", (job_id,)).fetchone()[0]
+    # Handed back with snooze: the attempt is not spent (max_attempts grows by one).
+    assert db.execute("SELECT attempt, max_attempts FROM queue_jobs WHERE id = %s",
+                      (job_id,)).fetchone() == (1, 6)
     with pytest.raises(claimqueue.StaleClaimError):
         with job.complete_in_transaction():
             pass
