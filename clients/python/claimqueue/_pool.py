@@ -29,6 +29,14 @@ def _restore(conn: Any, before: bool) -> None:
         pass
 
 
+def check_size(max_size: int, queues: int, size: int) -> None:
+    """A pool the waiting connections would fill leaves none to finish a job: refused."""
+    if max_size < queues + 1:
+        raise ValueError(f"the pool's max_size ({max_size}) is too small for {queues} queue(s): the "
+                         f"worker holds one connection per queue and needs at least one more; "
+                         f"{size} (queues + total concurrency + 1) never makes a handler wait")
+
+
 class Connections:
     """A worker's connections from a ConnectionPool (its own when given a conninfo)."""
 
@@ -44,9 +52,11 @@ class Connections:
             raise TypeError("db must be a conninfo string or a psycopg_pool.ConnectionPool")
         self._held: Dict[int, bool] = {}
 
-    def open(self) -> None:
+    def open(self, queues: int, size: int) -> None:
         if self.own:
             self.pool.open()
+        else:
+            check_size(self.pool.max_size, queues, size)
 
     def close(self) -> None:
         if self.own:
@@ -105,7 +115,9 @@ class AsyncConnections:
             raise TypeError("db must be a conninfo string or a psycopg_pool.AsyncConnectionPool")
         self._held: Dict[int, bool] = {}
 
-    async def open(self) -> None:
+    async def open(self, queues: int) -> None:
+        if self.pool is not None and not self.own:
+            check_size(self.pool.max_size, queues, self._size)
         if self.own:
             self.pool = AsyncConnectionPool(self._conninfo or "", min_size=1, max_size=self._size,
                                             open=False, kwargs={"autocommit": True},

@@ -243,7 +243,7 @@ class AsyncWorker:
             self._stop_event.set()
         self._changed = asyncio.Condition()
         self._connections = AsyncConnections(self._db, len(self._queues) + self.concurrency + 1)
-        await self._connections.open()
+        await self._connections.open(len(self._queues))
         installed = []
         if not drain:
             for signum in self._stop_signals:

@@ -289,7 +289,7 @@ class Worker:
         self._started = True
         size = len(self._queues) + self.concurrency + 1
         self._connections = Connections(self._db, size)
-        self._connections.open()
+        self._connections.open(len(self._queues), size)
         previous = [] if drain else self._install_signal_handlers()
         try:
             self._prepare()

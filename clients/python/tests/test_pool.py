@@ -112,3 +112,22 @@ def test_a_queue_twice_or_no_queue_is_refused(conninfo):
         claimqueue.Worker(conninfo).run()
     with pytest.raises(TypeError):
         claimqueue.Worker(psycopg, "a", lambda job: None)
+
+
+def test_a_pool_too_small_for_the_waiting_connections_is_refused_at_run(conninfo, new_queue):
+    first, second = new_queue(), new_queue()
+    with ConnectionPool(conninfo, min_size=1, max_size=2, open=True) as pool:
+        worker = claimqueue.Worker(pool, first, lambda job: None)
+        worker.add_queue(second, lambda job: None)
+        with pytest.raises(ValueError) as raised:
+            worker.run()
+        assert "max_size (2) is too small for 2 queue(s)" in str(raised.value)
+
+    async def handler(job):
+        pass
+
+    async def main():
+        async with AsyncConnectionPool(conninfo, min_size=1, max_size=1, open=False) as pool:
+            await claimqueue.AsyncWorker(pool, first, handler).run()
+    with pytest.raises(ValueError):
+        asyncio.run(main())
