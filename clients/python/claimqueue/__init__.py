@@ -4,7 +4,7 @@ that serve many queues over one pool, the admin API, job results and errors.
 Every call is qualified with the extension's schema, read from pg_extension once per
 connection, and this version supports the extension versions in
 SUPPORTED_EXTENSION_VERSIONS (checked at connect, with a clear error)."""
-from . import admin
+from . import admin, admin_async
 from ._ext import SUPPORTED_EXTENSION_VERSIONS, Extension, extension, extension_async
 from ._shared import Duration, JobRecord, OnTimeout, WorkerEvent
 from .aio import AsyncJob, AsyncMiddleware, AsyncWorker
@@ -19,7 +19,7 @@ from .results import (JobError, JobStatus, await_jobs, await_jobs_async, job_err
 from .worker import DrainResult, Job, Middleware, Worker
 
 __all__ = [
-    "admin", "SUPPORTED_EXTENSION_VERSIONS", "Extension", "extension", "extension_async",
+    "admin", "admin_async", "SUPPORTED_EXTENSION_VERSIONS", "Extension", "extension", "extension_async",
     "enqueue", "enqueue_batch", "enqueue_async", "enqueue_batch_async", "JobSpec",
     "job_status", "job_status_async", "await_jobs", "await_jobs_async", "JobStatus",
     "job_errors", "job_errors_async", "JobError",

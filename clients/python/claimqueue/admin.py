@@ -1,7 +1,8 @@
 """Administration on the caller's connection (blocking psycopg): queues, schedules, retry
 and cancel one job or in bulk, dead letters, one job's record, metrics. Each function is one
 statement of the extension's SQL API (docs/sql-api.md), qualified with its schema, in the
-caller's transaction; durations are seconds (int, float) or timedeltas.
+caller's transaction; durations are seconds (int, float) or timedeltas. The same functions
+on an AsyncConnection: claimqueue.admin_async.
 
 Grants stay SQL: ``grant_queue(queue, privilege, role)`` and the roles claimqueue_admin,
 claimqueue_producer and claimqueue_consumer (docs/queues-and-roles.md).

@@ -137,3 +137,29 @@ def test_enqueue_batch_with_options_per_job_and_dedup_keys(lib, db, new_queue):
     plain = claimqueue.enqueue_batch(lib, queue, [{"p": 1}, {"p": 2}], priority=3)
     assert [r[0] for r in db.execute("SELECT priority FROM queue_jobs WHERE id = ANY(%s) ORDER BY id",
                                      (plain,)).fetchall()] == [3, 3]
+
+
+def test_the_async_twins_on_an_async_connection(conninfo, db, new_queue):
+    import asyncio
+
+    import psycopg
+    from claimqueue import admin_async
+
+    async def main():
+        async with await psycopg.AsyncConnection.connect(conninfo, autocommit=True) as conn:
+            assert await admin_async.create_queue(conn, "adm_async", max_attempts=1) is True
+            assert await admin_async.pause_queue(conn, "adm_async") is True
+            assert (await admin_async.queue_settings(conn, "adm_async"))[0].paused is True
+            assert await admin_async.resume_queue(conn, "adm_async") is True
+            ids = await claimqueue.enqueue_batch_async(conn, "adm_async", [{"n": 1}, {"n": 2}])
+            info = await admin_async.job(conn, ids[0])
+            assert (info.state, info.payload) == ("ready", {"n": 1})
+            await admin_async.cancel(conn, ids[0])
+            assert await admin_async.cancel_jobs(conn, "adm_async") == 1
+            letters = await admin_async.dead_letters(conn, "adm_async", states=["cancelled"])
+            assert [j.id for j in letters] == sorted(ids, reverse=True)
+            assert await admin_async.retry_jobs(conn, "adm_async", states=["cancelled"]) == 2
+            [m] = await admin_async.metrics(conn, "adm_async")
+            assert (m.enqueued, m.cancelled) == (2, 2)
+            assert await admin_async.drop_queue(conn, "adm_async", force=True) == 2
+    asyncio.run(main())
