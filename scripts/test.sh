@@ -367,7 +367,7 @@ fi
 # The client libraries, in a cluster of their own: each package's tests and
 # the fault test for each worker.
 clients=()
-for s in node_client python_client python_schema fault_node fault_python fault_py_async; do want "$s" && clients+=("$s"); done
+for s in node_client node_client_schema python_client python_schema fault_node fault_python fault_py_async; do want "$s" && clients+=("$s"); done
 if [ ${#clients[@]} -gt 0 ]; then
     echo "== client libraries (a cluster of their own: each package's tests, the fault test for each worker)"
     pg_virtualenv -v "$major" -t -o shared_preload_libraries=claimqueue -o max_connections=100 bash -c '
@@ -376,8 +376,11 @@ if [ ${#clients[@]} -gt 0 ]; then
             echo "-- $s"
             t0=$SECONDS
             case "$s" in
-                node_client)
-                    (cd clients/node && npm run -s build && node --test --test-reporter=tap test/*.test.mjs) >"$logs/$s.log" 2>&1
+                node_client|node_client_schema)
+                    # node_client_schema: the same tests with the extension in a schema of
+                    # its own (CREATE EXTENSION claimqueue SCHEMA cq), off the search_path of the library.
+                    schema=; [ "$s" = node_client_schema ] && schema=cq
+                    (cd clients/node && npm run -s build && CLAIMQUEUE_TEST_SCHEMA=$schema node --test --test-reporter=tap test/*.test.mjs) >"$logs/$s.log" 2>&1
                     echo "exit=$?" >>"$logs/$s.log"; grep -E "^# (pass|fail) " "$logs/$s.log" ;;
                 # python_schema: the same tests with the extension in schema cq
                 # (CREATE EXTENSION claimqueue SCHEMA cq; tests/conftest.py).
@@ -395,17 +398,18 @@ if [ ${#clients[@]} -gt 0 ]; then
         true
     ' _ "$root" "$logs" "${clients[@]}"
 fi
-if want node_client; then
+for s in node_client node_client_schema; do
+    want "$s" || continue
     # node --test (TAP reporter: newer nodes default to another one off a
     # terminal) prints "# pass N" and "# fail N"; no such line, or a non-zero
     # exit without a failure counted, is one failure.
-    p=$(grep -o "^# pass [0-9]*" "$logs/node_client.log" | grep -o "[0-9]*$")
-    f=$(grep -o "^# fail [0-9]*" "$logs/node_client.log" | grep -o "[0-9]*$")
+    p=$(grep -o "^# pass [0-9]*" "$logs/$s.log" | grep -o "[0-9]*$")
+    f=$(grep -o "^# fail [0-9]*" "$logs/$s.log" | grep -o "[0-9]*$")
     if [ -z "$p" ] || [ -z "$f" ]; then p=${p:-0}; f=1; fi
-    if ! grep -q "^exit=0" "$logs/node_client.log" && [ "$f" -eq 0 ]; then f=1; fi
-    [ "$f" -eq 0 ] || grep -E "^not ok|error" "$logs/node_client.log" | head -20
-    record node_client "$p" "$f" "$(secs_of node_client)"
-fi
+    if ! grep -q "^exit=0" "$logs/$s.log" && [ "$f" -eq 0 ]; then f=1; fi
+    [ "$f" -eq 0 ] || grep -E "^not ok|error" "$logs/$s.log" | head -20
+    record "$s" "$p" "$f" "$(secs_of "$s")"
+done
 for s in python_client python_schema; do
     want "$s" || continue
     # pytest's closing line: "N passed", "M failed", "K error(s)".

@@ -1,12 +1,25 @@
 // claimqueue for node-postgres: enqueue on your own connection, read or await
-// jobs' results, and a Worker that claims with dequeue_wait, heartbeats,
-// completes (storing the handler's result) or fails, and drains on stop.
-export { enqueue, enqueueBatch } from './enqueue';
-export type { EnqueueOptions, EnqueueBatchOptions } from './enqueue';
-export { jobStatus, awaitJobs } from './results';
-export type { JobStatus, AwaitJobsOptions } from './results';
+// jobs' results and errors, the whole SQL API (ClaimQueue), and a Worker that
+// claims with dequeue_wait, heartbeats, completes (storing the handler's
+// result), fails, snoozes or times out, and drains on stop.
+export { enqueue, enqueueBatch, enqueueMany } from './enqueue';
+export type { EnqueueOptions, EnqueueBatchOptions, BatchJob } from './enqueue';
+export { jobStatus, awaitJobs, jobErrors } from './results';
+export type { JobStatus, AwaitJobsOptions, JobError } from './results';
 export { Worker } from './worker';
-export type { Handler, WorkerOptions, WorkerEvents } from './worker';
+export type { Handler, Middleware, WorkerOptions, WorkerEvents } from './worker';
+export { ClaimQueue } from './admin';
+export type {
+  ClaimQueueOptions, CreateQueueOptions, QueueOptions, Duration, ScheduleOptions, Schedule, BulkOptions,
+  JobInfo, DeadLetterOptions, DeadLetterCursor, DeadLetterPage, QueueStats, QueueMetrics,
+} from './admin';
+export {
+  extensionOf, forgetExtension, checkVersion, compareVersions, SUPPORTED_EXTENSION,
+  ExtensionMissingError, UnsupportedVersionError,
+} from './schema';
+export type { ExtensionInfo } from './schema';
+export { snooze, JobSnooze, JobFailure, NonRetryableError, JobTimeoutError, errorDetail } from './outcomes';
+export type { JobFailureOptions } from './outcomes';
 export {
   SqlState,
   ClaimQueueError,

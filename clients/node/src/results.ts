@@ -3,6 +3,7 @@
 
 import { jobId } from './enqueue';
 import { toClaimQueueError } from './errors';
+import { extensionOf } from './schema';
 import type { Queryable } from './types';
 
 /** A job's state as job_status() and await_jobs() report it. */
@@ -25,8 +26,9 @@ export interface AwaitJobsOptions {
 /** One status per id, in the order of `ids`. */
 export async function jobStatus<Result = unknown>(db: Queryable, ids: number[]): Promise<JobStatus<Result>[]> {
   try {
+    const { q } = await extensionOf(db);
     const { rows } = await db.query(
-      'SELECT id, state, attempt, result, last_error FROM job_status($1::bigint[])', [ids]);
+      `SELECT id, state, attempt, result, last_error FROM ${q('job_status')}($1::bigint[])`, [ids]);
     return rows.map((row) => statusOf<Result>(row));
   } catch (err) {
     throw toClaimQueueError(err);
@@ -53,7 +55,8 @@ export async function awaitJobs<Result = unknown>(
     throw new RangeError('timeout must be a number of milliseconds >= 0');
   }
   try {
-    const { rows } = await db.query('CALL await_jobs($1::bigint[], make_interval(secs => $2), NULL)',
+    const { q } = await extensionOf(db);
+    const { rows } = await db.query(`CALL ${q('await_jobs')}($1::bigint[], make_interval(secs => $2), NULL)`,
       [ids, timeout / 1000]);
     const jobs: any[] = rows[0]?.jobs ?? [];
     return jobs.map((row) => statusOf<Result>(row));
@@ -70,4 +73,30 @@ function statusOf<Result>(row: any): JobStatus<Result> {
     result: row.result ?? null,
     lastError: row.last_error ?? null,
   };
+}
+
+/** One failed attempt of a job's error history (job_errors). */
+export interface JobError {
+  attempt: number;
+  failedAt: Date;
+  error: string | null;
+  /** What the worker sent as error_detail: this client sends { class, message, stack }. */
+  detail: Record<string, unknown> | null;
+}
+
+/** The job's error history, oldest first (the latest 20 failed attempts); [] for none or no access. */
+export async function jobErrors(db: Queryable, id: number): Promise<JobError[]> {
+  try {
+    const { q } = await extensionOf(db);
+    const { rows } = await db.query(
+      `SELECT attempt, failed_at, error, detail FROM ${q('job_errors')}($1)`, [id]);
+    return rows.map((row) => ({
+      attempt: row.attempt,
+      failedAt: new Date(row.failed_at),
+      error: row.error ?? null,
+      detail: row.detail ?? null,
+    }));
+  } catch (err) {
+    throw toClaimQueueError(err);
+  }
 }

@@ -1,3 +1,4 @@
+import type { JobSnooze } from './outcomes';
 // The shapes claimqueue needs from node-postgres (or anything with the same
 // methods), and the job types handed to handlers.
 
@@ -47,12 +48,19 @@ export interface Job<Payload = unknown> extends JobRecord<Payload> {
    * After it returns the job is done; the worker does not complete it again.
    */
   completeInTransaction<T>(work: (client: PoolClientLike) => Promise<T>): Promise<T>;
+  /** `return job.snooze(seconds)`: the job runs again in `seconds`, spending no attempt. */
+  snooze(seconds: number): JobSnooze;
 }
 
 /** What a handler's throw became. */
 export type FailOutcome = 'ready' | 'failed';
 
+/**
+ * Where a worker logs. Job events come with a second argument of fields:
+ * { worker, queue, jobId, attempt, durationMs, outcome }; `debug` (optional) gets each done job.
+ */
 export interface Logger {
+  debug?(message: string, ...rest: unknown[]): void;
   info(message: string, ...rest: unknown[]): void;
   warn(message: string, ...rest: unknown[]): void;
   error(message: string, ...rest: unknown[]): void;

@@ -7,7 +7,12 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { jobId } from './enqueue';
 import { ClaimQueueError, StaleClaimError, toClaimQueueError } from './errors';
+import { extensionOf } from './schema';
 import type { FailOutcome, Job, JobRecord, Logger, PoolClientLike, PoolLike } from './types';
+import { JobFailure, JobSnooze, JobTimeoutError, errorDetail } from './outcomes';
+
+/** Wraps the handler (and the middleware after it): call next() to run them, return what it returns. */
+export type Middleware<Payload = unknown> = (job: Job<Payload>, next: () => Promise<unknown>) => Promise<unknown>;
 
 /**
  * Runs one job. What it returns (unless undefined) is stored as the job's result by
@@ -37,6 +42,19 @@ export interface WorkerOptions<Payload = unknown> {
   /** Pause after a failed claim or connection error before trying again (ms, default 1000). */
   retryDelay?: number;
   /**
+   * Per-job timeout in ms (default none). At its end the job's signal aborts with a
+   * JobTimeoutError; a handler that has not returned `timeoutGrace` ms later is left behind:
+   * its job is failed (onTimeout 'fail', the default: an attempt spent, retried after the
+   * backoff) or handed back with snooze (onTimeout 'handBack': no attempt spent), and its
+   * slot is free for the next job. Whatever the abandoned handler does later is ignored.
+   */
+  timeout?: number;
+  /** How long after the timeout's abort a handler may still finish (ms, default 5000). */
+  timeoutGrace?: number;
+  onTimeout?: 'fail' | 'handBack';
+  /** Run around the handler, first = outermost (logging, tracing, context). */
+  middleware?: Middleware<Payload>[];
+  /**
    * Claim with release_on_disconnect (default false): the claims belong to the worker's
    * waiting connection, and when that session ends (the process crashed, the connection
    * was killed) the reaper returns its jobs at once instead of at the end of their leases.
@@ -52,7 +70,9 @@ export interface WorkerOptions<Payload = unknown> {
  * - `started` (job), `done` (job, ms): a handler ran and the job was completed
  * - `failed` (job, error, outcome): the handler threw; fail() made the job 'ready' again or 'failed'
  * - `lost` (job, StaleClaimError): QC003, this attempt no longer holds the job; not an error
- * - `handedBack` (job): stopping, the job went back to ready with fail(..., retry_in => 0)
+ * - `handedBack` (job): stopping (or timed out with onTimeout 'handBack'), the job went back to
+ *   ready with snooze(id, attempt): claimable at once, no attempt spent
+ * - `snoozed` (job, seconds): the handler returned snooze(seconds)
  * - `heartbeat` (job, leaseExpiresAt)
  * - `error` (error): the worker's own trouble (lost connection, ...); emitted only when someone
  *   listens (an unheard 'error' would crash the process), always logged
@@ -65,6 +85,7 @@ export interface WorkerEvents<Payload = unknown> {
   failed: [job: Job<Payload>, error: unknown, outcome: FailOutcome];
   lost: [job: Job<Payload>, error: StaleClaimError];
   handedBack: [job: JobRecord<Payload>];
+  snoozed: [job: Job<Payload>, seconds: number];
   heartbeat: [job: Job<Payload>, leaseExpiresAt: Date];
   error: [error: unknown];
   stopping: [];
@@ -85,6 +106,14 @@ interface Attempt<Payload> {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+const TIMED_OUT = Symbol('timed out');
+
+function composeMiddleware<Payload>(middleware: Middleware<Payload>[], handler: Handler<Payload>): Handler<Payload> {
+  return middleware.reduceRight<Handler<Payload>>(
+    (next, layer) => (job) => layer(job, () => Promise.resolve().then(() => next(job))),
+    handler);
+}
+
 export class Worker<Payload = unknown> extends EventEmitter<WorkerEvents<Payload>> {
   readonly queue: string;
   readonly name: string;
@@ -100,6 +129,10 @@ export class Worker<Payload = unknown> extends EventEmitter<WorkerEvents<Payload
   private leaseMs: number | undefined;
   private readonly leaseGiven: boolean;
   private readonly releaseOnDisconnect: boolean;
+  private readonly timeoutMs: number | undefined;
+  private readonly timeoutGraceMs: number;
+  private readonly onTimeout: 'fail' | 'handBack';
+  private q: (name: string) => string = (name) => name;
 
   private readonly attempts = new Set<Attempt<Payload>>();
   private slotWaiters: (() => void)[] = [];
@@ -123,7 +156,7 @@ export class Worker<Payload = unknown> extends EventEmitter<WorkerEvents<Payload
     if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000) {
       throw new RangeError('concurrency must be an integer from 1 to 1000');
     }
-    for (const key of ['lease', 'wait', 'grace', 'retryDelay'] as const) {
+    for (const key of ['lease', 'wait', 'grace', 'retryDelay', 'timeout', 'timeoutGrace'] as const) {
       const value = options[key];
       if (value !== undefined && !(Number.isFinite(value) && value >= 0)) {
         throw new RangeError(`${key} must be a number of milliseconds >= 0`);
@@ -131,9 +164,15 @@ export class Worker<Payload = unknown> extends EventEmitter<WorkerEvents<Payload
     }
     if (options.lease !== undefined && options.lease < 1) throw new RangeError('lease must be at least 1 ms');
     if (typeof options.handler !== 'function') throw new TypeError('handler must be a function');
+    if (options.onTimeout !== undefined && options.onTimeout !== 'fail' && options.onTimeout !== 'handBack') {
+      throw new RangeError("onTimeout must be 'fail' or 'handBack'");
+    }
     this.pool = options.pool;
     this.queue = options.queue;
-    this.handler = options.handler;
+    this.handler = composeMiddleware(options.middleware ?? [], options.handler);
+    this.timeoutMs = options.timeout;
+    this.timeoutGraceMs = options.timeoutGrace ?? 5_000;
+    this.onTimeout = options.onTimeout ?? 'fail';
     this.concurrency = concurrency;
     this.name = options.name ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
     this.leaseMs = options.lease;
@@ -151,23 +190,59 @@ export class Worker<Payload = unknown> extends EventEmitter<WorkerEvents<Payload
     return this.attempts.size;
   }
 
-  /** Starts claiming (once); returns at once. */
-  start(): void {
-    if (this.claimLoop || this.stopRequested) return;
+  /**
+   * Checks the extension (schema, version) and the queue, then starts claiming and resolves.
+   * Rejects at once, claiming nothing, when the extension is missing or of a version this
+   * client does not support, or the queue does not exist or this role may not see it
+   * (QueueNotFoundError, the server's QC001). Calling it again returns the same promise.
+   */
+  start(): Promise<void> {
+    if (!this.started) this.started = this.begin();
+    return this.started;
+  }
+
+  private started: Promise<void> | undefined;
+
+  private async begin(): Promise<void> {
+    if (this.stopRequested) return;
+    this.q = (await extensionOf(this.pool)).q;
+    // The server's own error for an unknown queue: next_due raises QC001 naming it.
+    try {
+      await this.pool.query(`SELECT ${this.q('next_due')}($1)`, [this.queue]);
+    } catch (err) {
+      throw toClaimQueueError(err);
+    }
+    if (this.stopRequested) return;
     for (const signal of this.stopSignals) process.on(signal, this.onSignal);
     this.claimLoop = this.claimUntilStopped();
   }
 
   /** Starts, and resolves when the worker has stopped (stop() or a stop signal). */
   async run(): Promise<void> {
-    this.start();
+    await this.start();
     await this.whenStopped();
   }
 
   /**
+   * For tests: starts, runs until the queue has no job due or running, then stops.
+   * Jobs that a handler snoozes or retries into the future are not waited for.
+   */
+  async runUntilEmpty(): Promise<void> {
+    await this.start();
+    for (;;) {
+      const { rows } = await this.pool.query(
+        `SELECT count(*)::int AS n FROM ${this.q('queue_jobs')}
+          WHERE queue = $1 AND (state = 'running' OR (state = 'ready' AND run_at <= now()))`, [this.queue]);
+      if (rows[0].n === 0 && this.attempts.size === 0) break;
+      await sleep(20);
+    }
+    await this.stop();
+  }
+
+  /**
    * Stops claiming, interrupts a sleeping dequeue_wait, gives running handlers up to
-   * `grace` ms, then hands the jobs still running back (fail(..., 'worker stopping',
-   * retry_in => 0)) and aborts their signals. Resolves when that is done; every call
+   * `grace` ms, then hands the jobs still running back with snooze(id, attempt), which spends
+   * no attempt, and aborts their signals. Resolves when that is done; every call
    * returns the same promise.
    */
   stop(options: { grace?: number } = {}): Promise<void> {
@@ -241,7 +316,7 @@ export class Worker<Payload = unknown> extends EventEmitter<WorkerEvents<Payload
     try {
       // release_on_disconnect is named only when asked for: a 0.4.0 server has no such argument.
       const { rows } = await this.waiter.query(
-        'CALL dequeue_wait($1, $2, batch => $3, lease => make_interval(secs => $4), ' +
+        `CALL ${this.q('dequeue_wait')}($1, $2, batch => $3, lease => make_interval(secs => $4), ` +
           'wait => make_interval(secs => $5)' + (this.releaseOnDisconnect ? ', release_on_disconnect => true)' : ')'),
         [this.queue, this.name, batch, this.leaseGiven ? this.leaseMs! / 1000 : null, this.waitMs / 1000],
       );
@@ -265,7 +340,7 @@ export class Worker<Payload = unknown> extends EventEmitter<WorkerEvents<Payload
 
   private async queueLeaseMs(): Promise<number> {
     const { rows } = await this.pool.query(
-      'SELECT extract(epoch FROM lease) * 1000 AS ms FROM queue_settings WHERE queue = $1', [this.queue]);
+      `SELECT extract(epoch FROM lease) * 1000 AS ms FROM ${this.q('queue_settings')} WHERE queue = $1`, [this.queue]);
     if (rows.length === 0) {
       throw new ClaimQueueError(`queue "${this.queue}" does not exist or this role holds no privilege on it`,
         { code: 'QC001' });
@@ -316,6 +391,7 @@ export class Worker<Payload = unknown> extends EventEmitter<WorkerEvents<Payload
       ...record,
       signal: abort.signal,
       completeInTransaction: (work) => this.completeInTransaction(attempt, work),
+      snooze: (seconds) => new JobSnooze(seconds),
     };
     this.attempts.add(attempt);
     const beatEvery = Math.max(this.leaseMs! / 3, 10);
@@ -334,19 +410,33 @@ export class Worker<Payload = unknown> extends EventEmitter<WorkerEvents<Payload
     let handlerError: unknown;
     let threw = false;
     let result: string | undefined;
+    let snoozeFor: JobSnooze | undefined;
     try {
-      const value = await this.handler(job);
+      const value = await this.withTimeout(attempt);
+      if (value === TIMED_OUT) {
+        await this.timedOut(attempt, Date.now() - started);
+        return;
+      }
       // A job completed by completeInTransaction() is done already: its handler's value is not kept.
-      if (attempt.state === 'running') result = resultText(job, value);
+      if (value instanceof JobSnooze) snoozeFor = value;
+      else if (attempt.state === 'running') result = resultText(job, value);
     } catch (err) {
       threw = true;
       handlerError = toClaimQueueError(err);
     }
     try {
+      if (snoozeFor && attempt.state === 'running') {
+        await this.pool.query(`SELECT ${this.q('snooze')}($1, $2, make_interval(secs => $3))`,
+          [job.id, job.attempt, snoozeFor.seconds]);
+        attempt.state = 'handedBack';
+        this.log('info', `job ${job.id} snoozed for ${snoozeFor.seconds} s`, job, Date.now() - started, 'snoozed');
+        this.announce('snoozed', job, snoozeFor.seconds);
+        return;
+      }
       if (!threw && attempt.state === 'running') {
         try {
-          if (result === undefined) await this.pool.query('SELECT complete($1, $2)', [job.id, job.attempt]);
-          else await this.pool.query('SELECT complete($1, $2, $3::jsonb)', [job.id, job.attempt, result]);
+          if (result === undefined) await this.pool.query(`SELECT ${this.q('complete')}($1, $2)`, [job.id, job.attempt]);
+          else await this.pool.query(`SELECT ${this.q('complete')}($1, $2, $3::jsonb)`, [job.id, job.attempt, result]);
           attempt.state = 'completed';
         } catch (err) {
           if (result === undefined || !isRefusedResult(err)) throw err;
@@ -357,19 +447,21 @@ export class Worker<Payload = unknown> extends EventEmitter<WorkerEvents<Payload
         }
       }
       if (!threw) {
-        if (attempt.state === 'completed') this.announce('done', job, Date.now() - started);
+        if (attempt.state === 'completed') {
+          this.log('debug', `job ${job.id} done`, job, Date.now() - started, 'done');
+          this.announce('done', job, Date.now() - started);
+        }
         return;
       }
       if (handlerError instanceof StaleClaimError) {
         this.markLost(attempt, handlerError);
       } else if (attempt.state === 'running') {
-        const { rows } = await this.pool.query('SELECT fail($1, $2, $3) AS outcome',
-          [job.id, job.attempt, errorText(handlerError)]);
+        const outcome = await this.failJob(job, handlerError);
         attempt.state = 'failed';
-        const next = rows[0].outcome === 'ready' ? 'will be retried' : 'no attempts left';
-        this.logger?.warn(`claimqueue worker ${this.name}: job ${job.id} attempt ${job.attempt} failed ` +
-          `(${next}): ${errorText(handlerError)}`);
-        this.announce('failed', job, handlerError, rows[0].outcome);
+        const next = outcome === 'ready' ? 'will be retried' : 'no attempts left or not retryable';
+        this.log('warn', `job ${job.id} attempt ${job.attempt} failed (${next}): ${errorText(handlerError)}`,
+          job, Date.now() - started, 'failed');
+        this.announce('failed', job, handlerError, outcome);
       } else if (attempt.state === 'completed') {
         this.report(handlerError, `job ${job.id}: the handler threw after its transaction completed the job`);
       }
@@ -380,6 +472,77 @@ export class Worker<Payload = unknown> extends EventEmitter<WorkerEvents<Payload
       // Anything else (a lost connection, ...): the lease runs out and the job comes back.
       else this.report(mapped, `job ${job.id} attempt ${job.attempt}`);
     }
+  }
+
+  // The handler (through the middleware), raced against the timeout: its value, or
+  // TIMED_OUT when it has not settled `timeoutGrace` ms after the timeout aborted it.
+  private withTimeout(attempt: Attempt<Payload>): Promise<unknown> {
+    const run = Promise.resolve().then(() => this.handler(attempt.job));
+    if (this.timeoutMs === undefined) return run;
+    let abortTimer: NodeJS.Timeout | undefined;
+    let graceTimer: NodeJS.Timeout | undefined;
+    const expired = new Promise<typeof TIMED_OUT>((resolve) => {
+      abortTimer = setTimeout(() => {
+        if (attempt.state === 'running') {
+          attempt.abort.abort(new JobTimeoutError(`job ${attempt.job.id} timed out after ${this.timeoutMs} ms`));
+        }
+        graceTimer = setTimeout(() => resolve(TIMED_OUT), this.timeoutGraceMs);
+      }, this.timeoutMs);
+    });
+    // An abandoned handler's later rejection must not be unhandled.
+    run.catch(() => undefined);
+    return Promise.race([run, expired]).finally(() => {
+      clearTimeout(abortTimer);
+      clearTimeout(graceTimer);
+    });
+  }
+
+  // The handler outlived its timeout and grace: the job is failed or handed back, the slot freed.
+  private async timedOut(attempt: Attempt<Payload>, ms: number): Promise<void> {
+    const { job } = attempt;
+    if (attempt.state !== 'running') return;
+    const error = new JobTimeoutError(`job ${job.id} timed out after ${this.timeoutMs} ms ` +
+      `and did not stop within ${this.timeoutGraceMs} ms`);
+    try {
+      if (this.onTimeout === 'handBack') {
+        attempt.state = 'handedBack';
+        clearInterval(attempt.heartbeatTimer);
+        await this.pool.query(`SELECT ${this.q('snooze')}($1, $2)`, [job.id, job.attempt]);
+        this.log('warn', error.message + '; handed back', job, ms, 'timedOut');
+        this.announce('handedBack', job);
+      } else {
+        attempt.state = 'failed';
+        clearInterval(attempt.heartbeatTimer);
+        const outcome = await this.failJob(job, error);
+        this.log('warn', error.message + '; failed', job, ms, 'timedOut');
+        this.announce('failed', job, error, outcome);
+      }
+    } catch (err) {
+      const mapped = toClaimQueueError(err);
+      if (mapped instanceof StaleClaimError) this.reportLost(job, mapped);
+      else this.report(mapped, `job ${job.id} after its timeout`);
+    }
+  }
+
+  // fail() with the error's class, message and stack as error_detail; a JobFailure
+  // says whether to retry and when.
+  private async failJob(job: JobRecord<Payload>, error: unknown): Promise<FailOutcome> {
+    const failure = error instanceof JobFailure ? error : undefined;
+    const retryable = failure ? failure.retryable : true;
+    const retryIn = retryable && failure?.retryIn !== undefined ? failure.retryIn / 1000 : null;
+    const { rows } = await this.pool.query(
+      `SELECT ${this.q('fail')}($1, $2, $3, make_interval(secs => $4), retryable => $5,
+                               error_detail => $6::jsonb) AS outcome`,
+      [job.id, job.attempt, errorText(error).slice(0, 8192), retryIn, retryable, JSON.stringify(errorDetail(error))]);
+    return rows[0].outcome;
+  }
+
+  private log(level: 'debug' | 'info' | 'warn' | 'error', message: string, job: JobRecord<Payload>,
+              durationMs: number, outcome: string): void {
+    if (!this.logger) return;
+    const fields = { worker: this.name, queue: this.queue, jobId: job.id, attempt: job.attempt, durationMs, outcome };
+    const write = level === 'debug' ? this.logger.debug : this.logger[level];
+    write?.call(this.logger, `claimqueue worker ${this.name}: ${message}`, fields);
   }
 
   private async completeInTransaction<T>(
@@ -396,7 +559,7 @@ export class Worker<Payload = unknown> extends EventEmitter<WorkerEvents<Payload
     try {
       await client.query('BEGIN');
       const result = await work(client);
-      await client.query('SELECT complete($1, $2)', [job.id, job.attempt]);
+      await client.query(`SELECT ${this.q('complete')}($1, $2)`, [job.id, job.attempt]);
       await client.query('COMMIT');
       attempt.state = 'completed';
       return result;
@@ -418,7 +581,7 @@ export class Worker<Payload = unknown> extends EventEmitter<WorkerEvents<Payload
     const { job } = attempt;
     try {
       const { rows } = await this.pool.query(
-        'SELECT heartbeat($1, $2, make_interval(secs => $3)) AS expires',
+        `SELECT ${this.q('heartbeat')}($1, $2, make_interval(secs => $3)) AS expires`,
         [job.id, job.attempt, this.leaseMs! / 1000]);
       this.announce('heartbeat', job, new Date(rows[0].expires));
     } catch (err) {
@@ -500,11 +663,11 @@ export class Worker<Payload = unknown> extends EventEmitter<WorkerEvents<Payload
     if (stale) this.reportLost(attempt.job, stale);
   }
 
-  // fail(..., retry_in => 0); a stale claim (QC003) is returned, not reported.
+  // snooze(id, attempt); a stale claim (QC003) is returned, not reported.
   private async handBackJob(job: JobRecord<Payload>): Promise<StaleClaimError | undefined> {
     try {
-      await this.pool.query("SELECT fail($1, $2, 'worker stopping', retry_in => interval '0')",
-        [job.id, job.attempt]);
+      // snooze: claimable at once, and no attempt spent.
+      await this.pool.query(`SELECT ${this.q('snooze')}($1, $2)`, [job.id, job.attempt]);
       this.logger?.info(`claimqueue worker ${this.name}: handed job ${job.id} back (worker stopping)`);
       this.announce('handedBack', job);
     } catch (err) {
@@ -522,7 +685,7 @@ export class Worker<Payload = unknown> extends EventEmitter<WorkerEvents<Payload
     try {
       const { rows } = await this.pool.query(
         `SELECT id, attempt, payload, max_attempts, priority, lease_expires_at, created_at
-           FROM queue_jobs
+           FROM ${this.q('queue_jobs')}
           WHERE queue = $1 AND worker = $2 AND state = 'running' AND lease_expires_at IS NOT NULL`,
         [this.queue, this.name]);
       // QC003 here: the job finished meanwhile; nothing to hand back.

@@ -1,7 +1,14 @@
 // Shared by the tests: a database of its own per test file (the extension
 // installed, a pool on it) and polling with a deadline instead of sleeps.
 // Connection settings come from the PG* variables (pg_virtualenv sets them).
+//
+// CLAIMQUEUE_TEST_SCHEMA=cq installs the extension in a schema of its own
+// (CREATE EXTENSION claimqueue SCHEMA cq): the library's pool keeps the
+// default search_path, so every call it makes must be qualified. The tests'
+// own SQL runs on pool.sql, whose search_path has the schema.
 import pg from 'pg';
+
+export const schema = process.env.CLAIMQUEUE_TEST_SCHEMA || null;
 
 export async function freshDatabase(name) {
   const admin = new pg.Client({ database: 'postgres' });
@@ -11,11 +18,20 @@ export async function freshDatabase(name) {
   await admin.end();
   const pool = new pg.Pool({ database: name, max: 12 });
   pool.on('error', () => {});   // an idle connection closed by a test
-  await pool.query('SET client_min_messages = error; CREATE EXTENSION claimqueue');
+  if (schema) {
+    await pool.query(`SET client_min_messages = error; CREATE SCHEMA ${schema}; ` +
+      `CREATE EXTENSION claimqueue SCHEMA ${schema}`);
+    pool.sql = new pg.Pool({ database: name, max: 4, options: `-c search_path=public,${schema}` });
+    pool.sql.on('error', () => {});
+  } else {
+    await pool.query('SET client_min_messages = error; CREATE EXTENSION claimqueue');
+    pool.sql = pool;
+  }
   return pool;
 }
 
 export async function dropDatabase(pool, name) {
+  if (pool.sql !== pool) await pool.sql.end();
   await pool.end();
   const admin = new pg.Client({ database: 'postgres' });
   await admin.connect();
@@ -37,8 +53,8 @@ export async function until(check, what, deadline = 20_000) {
 // Collects a worker's events (name -> array of argument lists).
 export function recordEvents(worker) {
   const seen = {};
-  for (const name of ['claimed', 'started', 'done', 'failed', 'lost', 'handedBack', 'heartbeat', 'error',
-                      'stopping', 'stopped']) {
+  for (const name of ['claimed', 'started', 'done', 'failed', 'lost', 'handedBack', 'snoozed', 'heartbeat',
+                      'error', 'stopping', 'stopped']) {
     seen[name] = [];
     worker.on(name, (...args) => seen[name].push(args));
   }
@@ -46,7 +62,7 @@ export function recordEvents(worker) {
 }
 
 export async function jobRow(pool, id) {
-  const { rows } = await pool.query(
-    'SELECT state, attempt, last_error, worker, lease_expires_at FROM queue_jobs WHERE id = $1', [id]);
+  const { rows } = await pool.sql.query(
+    'SELECT state, attempt, max_attempts, last_error, worker, lease_expires_at FROM queue_jobs WHERE id = $1', [id]);
   return rows[0];
 }

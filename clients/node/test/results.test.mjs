@@ -15,7 +15,7 @@ test.after(() => dropDatabase(pool, db));
 
 async function newQueue(settings = "lease => '30 seconds'") {
   const name = `r${++queueNumber}`;
-  await pool.query(`SELECT create_queue('${name}', ${settings}, backoff_base => '0', backoff_cap => '0')`);
+  await pool.sql.query(`SELECT create_queue('${name}', ${settings}, backoff_base => '0', backoff_cap => '0')`);
   return name;
 }
 
@@ -25,7 +25,7 @@ function newWorker(queue, handler, options = {}) {
 
 // Sessions sleeping in CALL await_jobs (waiters() lists them with a NULL queue).
 async function awaitingSessions() {
-  const { rows } = await pool.query('SELECT count(*)::int AS n FROM claimqueue.waiters() WHERE queue IS NULL');
+  const { rows } = await pool.sql.query('SELECT count(*)::int AS n FROM claimqueue.waiters() WHERE queue IS NULL');
   return rows[0].n;
 }
 
@@ -63,7 +63,7 @@ test("the Worker stores a handler's return value as the job's result; undefined 
     ['done', 1, null],
     ['done', 1, 0],
   ]);
-  const { rows } = await pool.query('SELECT result IS NULL AS none FROM claimqueue.jobs WHERE id = $1', [ids[2]]);
+  const { rows } = await pool.sql.query('SELECT result IS NULL AS none FROM claimqueue.jobs WHERE id = $1', [ids[2]]);
   assert.equal(rows[0].none, true, 'undefined: complete(id, attempt), no result');
   assert.equal(seen.error.length, 0);
 });

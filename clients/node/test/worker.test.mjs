@@ -18,7 +18,7 @@ test.after(() => dropDatabase(pool, db));
 // A queue of its own per test, so tests never see each other's jobs.
 async function newQueue(settings = "lease => '30 seconds'") {
   const name = `q${++queueNumber}`;
-  await pool.query(`SELECT create_queue('${name}', ${settings}, backoff_base => '0', backoff_cap => '0')`);
+  await pool.sql.query(`SELECT create_queue('${name}', ${settings}, backoff_base => '0', backoff_cap => '0')`);
   return name;
 }
 
@@ -44,7 +44,7 @@ test('every job is handled once and completed; events tell it', async () => {
   await until(() => seen.done.length === 25, '25 jobs done');
   await worker.stop();
   assert.deepEqual(handled.sort((a, b) => a - b), Array.from({ length: 25 }, (_, n) => n));
-  const { rows } = await pool.query(
+  const { rows } = await pool.sql.query(
     "SELECT count(*)::int AS n FROM queue_jobs WHERE id = ANY($1) AND state = 'done' AND attempt = 1", [ids]);
   assert.equal(rows[0].n, 25);
   assert.equal(seen.error.length, 0);
@@ -62,7 +62,7 @@ test('a throwing event listener breaks neither the job nor the worker', async ()
   worker.start();
   await until(() => seen.done.length === 2, 'both jobs done');
   await worker.stop();
-  const { rows } = await pool.query("SELECT count(*)::int AS n FROM queue_jobs WHERE id = ANY($1) AND state = 'done'", [ids]);
+  const { rows } = await pool.sql.query("SELECT count(*)::int AS n FROM queue_jobs WHERE id = ANY($1) AND state = 'done'", [ids]);
   assert.equal(rows[0].n, 2);
   assert.equal(seen.failed.length, 0);
 });
@@ -124,7 +124,7 @@ test("the last attempt's throw leaves the job failed", async () => {
 
 test('completeInTransaction commits the effects with the completion', async () => {
   const queue = await newQueue();
-  await pool.query('CREATE TABLE effects_ok (job_id bigint, attempt int)');
+  await pool.sql.query('CREATE TABLE effects_ok (job_id bigint, attempt int)');
   const ids = await enqueueBatch(pool, queue, [{}, {}, {}]);
   const worker = newWorker(queue, async (job) => {
     const value = await job.completeInTransaction(async (client) => {
@@ -137,7 +137,7 @@ test('completeInTransaction commits the effects with the completion', async () =
   worker.start();
   await until(() => seen.done.length === 3, '3 jobs done');
   await worker.stop();
-  const { rows } = await pool.query(
+  const { rows } = await pool.sql.query(
     `SELECT count(*)::int AS n FROM effects_ok e JOIN queue_jobs j ON j.id = e.job_id
      WHERE j.state = 'done' AND j.attempt = e.attempt AND j.id = ANY($1)`, [ids]);
   assert.equal(rows[0].n, 3);
@@ -146,7 +146,7 @@ test('completeInTransaction commits the effects with the completion', async () =
 
 test('a throw inside completeInTransaction rolls the effects back and fails the attempt', async () => {
   const queue = await newQueue("lease => '30 seconds', max_attempts => 1");
-  await pool.query('CREATE TABLE effects_rolled_back (job_id bigint)');
+  await pool.sql.query('CREATE TABLE effects_rolled_back (job_id bigint)');
   const id = await enqueue(pool, queue, {});
   const worker = newWorker(queue, async (job) => {
     await job.completeInTransaction(async (client) => {
@@ -158,7 +158,7 @@ test('a throw inside completeInTransaction rolls the effects back and fails the 
   worker.start();
   await until(() => seen.failed.length === 1, 'the failure recorded');
   await worker.stop();
-  assert.equal((await pool.query('SELECT count(*)::int AS n FROM effects_rolled_back')).rows[0].n, 0);
+  assert.equal((await pool.sql.query('SELECT count(*)::int AS n FROM effects_rolled_back')).rows[0].n, 0);
   const row = await jobRow(pool, id);
   assert.equal(row.state, 'failed');
   assert.equal(row.last_error, 'half way');
@@ -166,7 +166,7 @@ test('a throw inside completeInTransaction rolls the effects back and fails the 
 
 test('QC003 (the job was cancelled under the handler) is a lost attempt: effects rolled back, no fail, no error', async () => {
   const queue = await newQueue();
-  await pool.query('CREATE TABLE effects_lost (job_id bigint)');
+  await pool.sql.query('CREATE TABLE effects_lost (job_id bigint)');
   const id = await enqueue(pool, queue, {});
   let cancelled;
   const cancelDone = new Promise((resolve) => { cancelled = resolve; });
@@ -182,7 +182,7 @@ test('QC003 (the job was cancelled under the handler) is a lost attempt: effects
   });
   const seen = recordEvents(worker);
   worker.on('started', async (job) => {
-    await pool.query('SELECT cancel($1)', [job.id]);
+    await pool.sql.query('SELECT cancel($1)', [job.id]);
     cancelled();
   });
   worker.start();
@@ -194,7 +194,7 @@ test('QC003 (the job was cancelled under the handler) is a lost attempt: effects
   assert.equal(seen.failed.length, 0);
   assert.equal(seen.error.length, 0);
   assert.equal(seen.done.length, 0);
-  assert.equal((await pool.query('SELECT count(*)::int AS n FROM effects_lost')).rows[0].n, 0);
+  assert.equal((await pool.sql.query('SELECT count(*)::int AS n FROM effects_lost')).rows[0].n, 0);
   assert.equal((await jobRow(pool, id)).state, 'cancelled');
 });
 
@@ -202,7 +202,7 @@ test('a stale claim found by a heartbeat aborts the signal and is reported once 
   const queue = await newQueue();
   const id = await enqueue(pool, queue, {});
   const worker = newWorker(queue, async (job) => {
-    await pool.query('SELECT cancel($1)', [job.id]);
+    await pool.sql.query('SELECT cancel($1)', [job.id]);
     await new Promise((resolve) => job.signal.addEventListener('abort', resolve));
   }, { lease: 300 });
   const seen = recordEvents(worker);
@@ -237,7 +237,7 @@ test('stop() interrupts a sleeping dequeue_wait and leaves no waiter', async () 
   const queue = await newQueue();
   const worker = newWorker(queue, async () => {}, { wait: 600_000 });
   worker.start();
-  const waiting = () => pool.query(
+  const waiting = () => pool.sql.query(
     `SELECT count(*)::int AS n FROM pg_stat_activity a JOIN claimqueue.waiters() w USING (pid)
      WHERE w.queue = $1`, [queue]).then((r) => r.rows[0].n);
   await until(async () => (await waiting()) === 1, 'the worker sleeps in dequeue_wait');
@@ -246,7 +246,7 @@ test('stop() interrupts a sleeping dequeue_wait and leaves no waiter', async () 
   await until(() => stopped, 'stop() resolves long before the 10-minute wait ends');
   await stopping;
   assert.equal(await waiting(), 0);
-  const { rows } = await pool.query(
+  const { rows } = await pool.sql.query(
     "SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE 'CALL dequeue_wait%' AND state = 'active'");
   assert.equal(rows[0].n, 0);
 });
@@ -260,7 +260,7 @@ test("a role's statement_timeout does not cut the wait short", async () => {
   const seen = recordEvents(worker);
   worker.start();
   // With the timeout in force the CALL would end at 200 ms and every wait would be young.
-  await until(async () => (await pool.query(
+  await until(async () => (await pool.sql.query(
     "SELECT count(*)::int AS n FROM claimqueue.waiters() WHERE queue = $1 AND now() - since > interval '600 ms'",
     [queue])).rows[0].n === 1, 'a wait older than the statement timeout');
   await enqueue(pool, queue, {});
@@ -275,10 +275,10 @@ test('a terminated waiting connection is reported and replaced', async () => {
   const worker = newWorker(queue, async () => {}, { retryDelay: 50 });
   const seen = recordEvents(worker);
   worker.start();
-  const waiterPid = async () => (await pool.query(
+  const waiterPid = async () => (await pool.sql.query(
     'SELECT pid FROM claimqueue.waiters() WHERE queue = $1', [queue])).rows[0]?.pid;
   const first = await until(waiterPid, 'the worker waits');
-  await pool.query('SELECT pg_terminate_backend($1)', [first]);
+  await pool.sql.query('SELECT pg_terminate_backend($1)', [first]);
   await until(async () => { const pid = await waiterPid(); return pid !== undefined && pid !== first; },
     'a new waiting connection');
   await enqueue(pool, queue, {});
@@ -304,7 +304,7 @@ test('stop() lets running handlers finish within the grace period', async () => 
   assert.equal(seen.handedBack.length, 0);
 });
 
-test('after the grace period a running job is handed back with retry_in 0 and its signal aborted', async () => {
+test('after the grace period a running job is handed back with snooze, spending no attempt', async () => {
   const queue = await newQueue();
   const id = await enqueue(pool, queue, {});
   let handlerSignal;
@@ -321,9 +321,10 @@ test('after the grace period a running job is handed back with retry_in 0 and it
   assert.ok(handlerSignal.aborted);
   const row = await jobRow(pool, id);
   assert.equal(row.state, 'ready');
-  assert.equal(row.last_error, 'worker stopping');
-  const { rows } = await pool.query('SELECT run_at <= now() AS due FROM queue_jobs WHERE id = $1', [id]);
+  assert.equal(row.last_error, null, 'a hand-back is no failure');
+  const { rows } = await pool.sql.query('SELECT run_at <= now() AS due, max_attempts FROM queue_jobs WHERE id = $1', [id]);
   assert.equal(rows[0].due, true, 'claimable again at once');
+  assert.equal(rows[0].max_attempts, 6, 'the budget grew by the attempt handed back (the queue gives 5)');
   await assert.rejects(seen.started[0][0].completeInTransaction(async () => {}), StaleClaimError);
 });
 
@@ -338,7 +339,7 @@ test("stop() hands back a claim under the worker's name that no handler got", as
   // What a claim committing just as its CALL is cancelled leaves behind: a job
   // running under this worker's name that no handler of it got.
   const orphan = await enqueue(pool, queue, {});
-  const { rows: claimed } = await pool.query('SELECT id FROM dequeue($1, $2)', [queue, worker.name]);
+  const { rows: claimed } = await pool.sql.query('SELECT id FROM dequeue($1, $2)', [queue, worker.name]);
   assert.equal(Number(claimed[0].id), orphan);
   const stopping = worker.stop();
   finish();
@@ -347,7 +348,7 @@ test("stop() hands back a claim under the worker's name that no handler got", as
   assert.equal((await jobRow(pool, busy)).state, 'done');
   const row = await jobRow(pool, orphan);
   assert.equal(row.state, 'ready');
-  assert.equal(row.last_error, 'worker stopping');
+  assert.equal(row.last_error, null);
 });
 
 test('SIGTERM drains: the running job finishes and the process exits 0', async () => {
@@ -372,7 +373,7 @@ test('SIGTERM drains: the running job finishes and the process exits 0', async (
 test('releaseOnDisconnect reaches the server: the claim records its owner session; by default none', async () => {
   const queue = await newQueue();
   const tied = await enqueue(pool, queue, {});
-  const owner = async (id) => (await pool.query(
+  const owner = async (id) => (await pool.sql.query(
     'SELECT owner_session FROM claimqueue.jobs WHERE id = $1', [id])).rows[0].owner_session;
   let finish;
   const finished = new Promise((resolve) => { finish = resolve; });
@@ -407,15 +408,15 @@ test('releaseOnDisconnect: the claiming session outlives stop() until its grace 
   const seen = recordEvents(worker);
   worker.start();
   await until(() => seen.started.length === 1, 'the handler runs');
-  const waiterPid = async () => (await pool.query(
+  const waiterPid = async () => (await pool.sql.query(
     'SELECT pid FROM claimqueue.waiters() WHERE queue = $1', [queue])).rows[0]?.pid;
   const pid = await until(waiterPid, 'the worker waits for more');
   const stopping = worker.stop();
   // The waiting CALL is cancelled; its session, which owns the running claim, stays.
   await until(async () => (await waiterPid()) === undefined, 'the wait cancelled');
-  const { rows } = await pool.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = $1", [pid]);
+  const { rows } = await pool.sql.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = $1", [pid]);
   assert.equal(rows[0].n, 1, 'the claiming session is still open');
-  assert.equal(Number((await pool.query('SELECT reap($1) AS n', [queue])).rows[0].n), 0);
+  assert.equal(Number((await pool.sql.query('SELECT reap($1) AS n', [queue])).rows[0].n), 0);
   finish();
   await stopping;
   const row = await jobRow(pool, id);
