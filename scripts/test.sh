@@ -367,7 +367,7 @@ fi
 # The client libraries, in a cluster of their own: each package's tests and
 # the fault test for each worker.
 clients=()
-for s in node_client node_client_schema python_client python_schema fault_node fault_python fault_py_async; do want "$s" && clients+=("$s"); done
+for s in node_client node_client_schema node_pack python_client python_schema fault_node fault_python fault_py_async; do want "$s" && clients+=("$s"); done
 if [ ${#clients[@]} -gt 0 ]; then
     echo "== client libraries (a cluster of their own: each package's tests, the fault test for each worker)"
     pg_virtualenv -v "$major" -t -o shared_preload_libraries=claimqueue -o max_connections=100 bash -c '
@@ -382,6 +382,9 @@ if [ ${#clients[@]} -gt 0 ]; then
                     schema=; [ "$s" = node_client_schema ] && schema=cq
                     (cd clients/node && npm run -s build && CLAIMQUEUE_TEST_SCHEMA=$schema node --test --test-reporter=tap test/*.test.mjs) >"$logs/$s.log" 2>&1
                     echo "exit=$?" >>"$logs/$s.log"; grep -E "^# (pass|fail) " "$logs/$s.log" ;;
+                node_pack)
+                    bash test/node/pack.sh >"$logs/$s.log" 2>&1; echo "exit=$?" >>"$logs/$s.log"
+                    tail -1 "$logs/$s.log" ;;
                 # python_schema: the same tests with the extension in schema cq
                 # (CREATE EXTENSION claimqueue SCHEMA cq; tests/conftest.py).
                 python_client|python_schema)
@@ -420,7 +423,7 @@ for s in python_client python_schema; do
     [ "$f" -eq 0 ] || tail -40 "$logs/$s.log"
     record "$s" "$p" "$f" "$(secs_of "$s")"
 done
-for s in fault_node fault_python fault_py_async; do
+for s in node_pack fault_node fault_python fault_py_async; do
     if want "$s"; then
         read -r p f < <(count_tap "$logs/$s.log")
         [ "$f" -eq 0 ] || { grep -E "^(not ok|#)" "$logs/$s.log" | tail -20; tail -30 "$logs/$s.log"; }

@@ -77,11 +77,14 @@ CREATE TABLE fault_effects (job_id bigint, attempt int, worker text);
 CREATE TABLE fault_frozen (id bigint, attempt int);
 -- The Python workers snooze a job once: its first run records it here.
 CREATE TABLE fault_snoozed (job_id bigint PRIMARY KEY);
--- snooze, slowpoke (runs into its timeout, gives up when told) and stubborn (ignores its
--- timeout, then tries to complete): the Python workers' handler paths; node ignores them.
+-- snooze: every worker's first run snoozes the job. slowpoke (runs into its timeout, gives up
+-- when told) and stubborn (ignores its timeout, then tries to complete): the Python workers'
+-- timeout paths; stuck (ignores its abort signal past the timeout): the node worker's. Each
+-- language ignores the other's flags.
 SELECT count(*) FROM enqueue_batch('$queue', (SELECT array_agg(jsonb_build_object(
     'n', g, 'slow', g % 100 = 0, 'fail', g % 50 = 7, 'snooze', g % 40 = 9,
-    'slowpoke', g % 500 = 11, 'stubborn', g % 500 = 13)) FROM generate_series(1, $jobs) g));
+    'slowpoke', g % 500 = 11, 'stubborn', g % 500 = 13, 'stuck', g % 500 = 17))
+    FROM generate_series(1, $jobs) g));
 SQL
 echo "fault $language: $jobs jobs, 3 workers x $concurrency, lease ${lease_ms} ms"
 started=$SECONDS
@@ -165,6 +168,15 @@ check "no job has its effects twice" [ "$duplicates" -eq 0 ]
 check "each done job has the effect of the attempt that completed it" [ "$done_without_effect" -eq 0 ]
 check "no effect row of a job that is not done" [ "$stray_effects" -eq 0 ]
 check "no job left running" [ "$running_left" -eq 0 ]
+if [ "$language" = node ]; then
+    # The node worker's snooze and timeout paths (payload flags snooze, stuck).
+    snoozed=$(count_events '^snoozed ')
+    timed_out=$(count_events '^failed [0-9]* 1 ready timeout$')
+    stuck_completed=$(count_events '^stuck_completed ')
+    check "snoozed jobs came back and were done ($snoozed snoozes)" [ "$snoozed" -gt 0 ]
+    check "stuck handlers were failed by their timeout ($timed_out)" [ "$timed_out" -gt 0 ]
+    check "no stuck handler completed its job after the timeout" [ "$stuck_completed" -eq 0 ]
+fi
 check "w2 reported as done exactly the jobs it completed" done_matches w2
 check "w3 reported as done exactly the jobs it completed" done_matches w3
 check "no QC003 reported as an error" [ "$qc003_errors" -eq 0 ]
@@ -185,7 +197,7 @@ echo "fault $language: jobs=$jobs done=$done_count duplicates=$duplicates effect
      "errors=$all_errors killed_held=$held_by_killed reaped_from_killed=$reaped_from_killed" \
      "frozen=$frozen frozen_taken=$taken" \
      "handed_back_by_sigterm=$handed_back_w2 failed_attempts=$failed_events" \
-     "snoozed=$snoozed_events timed_out=$timed_out_events seconds=$seconds"
+     "snoozed=${snoozed:-$snoozed_events} timed_out=${timed_out:-$timed_out_events} seconds=$seconds"
 
 psql -X -q -d postgres -c "DROP DATABASE $db WITH (FORCE)"
 psql -X -q -d postgres -c "ALTER SYSTEM RESET claimqueue.reaper_interval" -c "SELECT pg_reload_conf()" >/dev/null

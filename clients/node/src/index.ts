@@ -8,6 +8,8 @@ export { jobStatus, awaitJobs, jobErrors } from './results';
 export type { JobStatus, AwaitJobsOptions, JobError } from './results';
 export { Worker } from './worker';
 export type { Handler, Middleware, WorkerOptions, WorkerEvents } from './worker';
+export { WorkerGroup } from './group';
+export type { WorkerGroupOptions, QueueSpec } from './group';
 export { ClaimQueue } from './admin';
 export type {
   ClaimQueueOptions, CreateQueueOptions, QueueOptions, Duration, ScheduleOptions, Schedule, BulkOptions,

@@ -10,6 +10,7 @@ import { ClaimQueueError, StaleClaimError, toClaimQueueError } from './errors';
 import { extensionOf } from './schema';
 import type { FailOutcome, Job, JobRecord, Logger, PoolClientLike, PoolLike } from './types';
 import { JobFailure, JobSnooze, JobTimeoutError, errorDetail } from './outcomes';
+import { otelMiddleware } from './tracing';
 
 /** Wraps the handler (and the middleware after it): call next() to run them, return what it returns. */
 export type Middleware<Payload = unknown> = (job: Job<Payload>, next: () => Promise<unknown>) => Promise<unknown>;
@@ -54,6 +55,11 @@ export interface WorkerOptions<Payload = unknown> {
   onTimeout?: 'fail' | 'handBack';
   /** Run around the handler, first = outermost (logging, tracing, context). */
   middleware?: Middleware<Payload>[];
+  /**
+   * A span per job through @opentelemetry/api when it is installed (an optional peer
+   * dependency): "claimqueue.job <queue>", with the job's id, attempt and queue (default true).
+   */
+  tracing?: boolean;
   /**
    * Claim with release_on_disconnect (default false): the claims belong to the worker's
    * waiting connection, and when that session ends (the process crashed, the connection
@@ -169,7 +175,10 @@ export class Worker<Payload = unknown> extends EventEmitter<WorkerEvents<Payload
     }
     this.pool = options.pool;
     this.queue = options.queue;
-    this.handler = composeMiddleware(options.middleware ?? [], options.handler);
+    // OpenTelemetry's span (when @opentelemetry/api is installed) is outermost; `tracing: false` turns it off.
+    const tracing = options.tracing === false ? undefined : otelMiddleware(options.queue);
+    this.handler = composeMiddleware(
+      [...(tracing ? [tracing as Middleware<Payload>] : []), ...(options.middleware ?? [])], options.handler);
     this.timeoutMs = options.timeout;
     this.timeoutGraceMs = options.timeoutGrace ?? 5_000;
     this.onTimeout = options.onTimeout ?? 'fail';

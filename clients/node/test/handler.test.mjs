@@ -167,3 +167,27 @@ test('middleware wraps the handler in order; the logger gets structured fields',
   assert.equal(done[2].attempt, 1);
   assert.equal(typeof done[2].durationMs, 'number');
 });
+
+test('a WorkerGroup serves several queues over one pool, each with its handler and concurrency', async () => {
+  const { WorkerGroup } = await import('../dist/index.js');
+  const mail = await newQueue();
+  const sms = await newQueue();
+  await cq.enqueueBatch(mail, Array.from({ length: 6 }, (_, n) => ({ payload: { n } })));
+  await cq.enqueueBatch(sms, Array.from({ length: 4 }, (_, n) => ({ payload: { n } })));
+  const seen = { [mail]: [], [sms]: [] };
+  const group = new WorkerGroup({
+    pool, stopSignals: [],
+    queues: {
+      [mail]: { concurrency: 3, logger: null, handler: (job) => { seen[mail].push(job.payload.n); } },
+      [sms]: { concurrency: 1, logger: null, handler: (job) => { seen[sms].push(job.payload.n); } },
+    },
+  });
+  assert.equal(group.workers[mail].concurrency, 3);
+  assert.equal(group.workers[sms].concurrency, 1);
+  await group.runUntilEmpty();
+  assert.deepEqual([...seen[mail]].sort(), [0, 1, 2, 3, 4, 5]);
+  assert.deepEqual(seen[sms], [0, 1, 2, 3]);
+  const broken = new WorkerGroup({ pool, stopSignals: [], queues: {
+    [mail]: { logger: null, handler: () => {} }, nope: { logger: null, handler: () => {} } } });
+  await assert.rejects(broken.start(), QueueNotFoundError);
+});
