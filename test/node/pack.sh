@@ -34,8 +34,8 @@ mkdir "$tmp/app"
 cd "$tmp/app"
 npm init -y >/dev/null 2>&1
 # pg comes from npm's cache (the tests run without a network); the package from the tarball.
-check "the tarball installs into a fresh project" \
-    npm install --offline --no-audit --no-fund --silent "$tmp/$tarball" pg@8 >"$tmp/install.log" 2>&1
+install_app() { npm install --offline --no-audit --no-fund --silent "$tmp/$tarball" pg@8 >"$tmp/install.log" 2>&1; }
+check "the tarball installs into a fresh project" install_app
 [ -d node_modules/claimqueue ] || cat "$tmp/install.log"
 
 psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db" >/dev/null
