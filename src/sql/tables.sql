@@ -145,6 +145,29 @@ CREATE UNIQUE INDEX jobs_dedup_idx ON claimqueue.jobs (queue_id, dedup_key)
 CREATE INDEX jobs_dead_letters_idx ON claimqueue.jobs (queue_id, state, finished_at)
     WHERE state IN ('failed', 'cancelled');
 
+-- Queue history (0.5.0): the reaper samples every queue's queue_metrics totals
+-- and gauges about once a minute and keeps two hours of samples, so the table
+-- stays at about 120 rows a queue and a chart of the last hour's throughput
+-- reads no job row. Not kept by pg_dump: the totals restart with the server.
+CREATE TABLE claimqueue.queue_samples (
+    queue_id           integer NOT NULL
+                       REFERENCES claimqueue.queues ON DELETE CASCADE ON UPDATE CASCADE,
+    sampled_at         timestamptz NOT NULL,
+    enqueued           bigint NOT NULL,
+    claimed            bigint NOT NULL,
+    completed          bigint NOT NULL,
+    failed             bigint NOT NULL,
+    reaped             bigint NOT NULL,
+    retried            bigint NOT NULL,
+    cancelled          bigint NOT NULL,
+    ready_or_scheduled bigint,          -- NULL: the gauges were not counted yet
+    running            bigint,
+    counters_since     timestamptz NOT NULL,
+    PRIMARY KEY (queue_id, sampled_at)
+);
+COMMENT ON TABLE claimqueue.queue_samples
+    IS 'queue_metrics sampled by the reaper about once a minute, two hours kept (queue_history)';
+
 -- Kept by pg_dump, every row. The default queue is created by CREATE EXTENSION
 -- itself, so on restore its dumped row (settings and id) is merged into the one
 -- CREATE EXTENSION made, by the trigger merge_default_queue (api/queues.sql),

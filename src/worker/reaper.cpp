@@ -179,6 +179,24 @@ int64 SchedulesBatch(text *, int limit)
     return RunDueSchedulesBatch(nullptr, limit, &scheduled_jobs);
 }
 
+// The queue history (queue_history): every queue's metrics sampled about once
+// a minute into a table that keeps two hours (api/metrics.sql). Only on this
+// library's own schema: the previous release's has no such table.
+constexpr int64 kSampleIntervalUsec = 60 * USECS_PER_SEC;
+TimestampTz last_sample = 0;
+
+Statement kSampleHistory = {"SELECT claimqueue.sample_queue_history()", 0, {}, nullptr};
+
+int64 SampleBatch(text *, int)
+{
+    if (InstalledSchema() != SchemaState::kCurrent)
+        return 0;
+    ConnectSpi();
+    Execute(&kSampleHistory, nullptr, nullptr);
+    FinishSpi();
+    return 0;
+}
+
 // One pass; false when the extension is gone (the reaper then exits).
 bool RunPass()
 {
@@ -208,6 +226,12 @@ bool RunPass()
         !RunBatches(PromoteDueBatch, "claimqueue reaper: promoting due jobs", &promoted) ||
         !RunBatches(PurgeFromSweep, "claimqueue reaper: purging finished jobs", &purged))
         return false;
+    if (now - last_sample >= kSampleIntervalUsec) {
+        int64 none = 0;
+        if (!RunBatches(SampleBatch, "claimqueue reaper: sampling queue history", &none))
+            return false;
+        last_sample = now;
+    }
     if (sweep) {
         if (!RunBatches(SweepBatch, "claimqueue reaper: sweeping claim cursors", &swept))
             return false;

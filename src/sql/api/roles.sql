@@ -81,7 +81,7 @@ TO claimqueue_producer, claimqueue_consumer, claimqueue_admin;
 -- A view calls its functions as its reader: the roles that may read these
 -- views may call the functions behind them. queue_metrics_rows() shows each
 -- caller only the queues it holds a privilege on.
-GRANT SELECT ON @extschema@.queue_metrics
+GRANT SELECT ON @extschema@.queue_metrics, @extschema@.queue_history
 TO claimqueue_producer, claimqueue_consumer, claimqueue_admin;
 GRANT EXECUTE ON FUNCTION
     claimqueue.queue_metrics_rows(),

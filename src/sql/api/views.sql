@@ -25,7 +25,10 @@ COMMENT ON VIEW @extschema@.queue_stats IS 'per-queue job counts by state, read 
 CREATE OR REPLACE VIEW @extschema@.queue_jobs AS
 SELECT j.id, q.name AS queue, j.state, j.priority, j.attempt, j.max_attempts,
        j.run_at, j.created_at, j.started_at, j.finished_at, j.lease_expires_at,
-       j.worker, j.dedup_key, j.last_error, j.payload, j.result, j.concurrency_key
+       j.worker, j.dedup_key, j.last_error, j.payload, j.result, j.concurrency_key,
+       -- 0.5.0: what a page of jobs is read by (the queue's id leads every
+       -- index), the claim position, and whether the claim dies with its session.
+       j.queue_id, j.pos AS claim_position, j.owner_session IS NOT NULL AS session_bound
 FROM claimqueue.jobs j
 JOIN claimqueue.queues q ON q.queue_id = j.queue_id
 WHERE q.queue_id IN (SELECT claimqueue.visible_queues());
@@ -33,7 +36,7 @@ COMMENT ON VIEW @extschema@.queue_jobs IS 'every job with its queue name, timest
 
 CREATE OR REPLACE VIEW @extschema@.queue_settings AS
 SELECT name AS queue, lease, max_attempts, backoff_base, backoff_cap, retention, created_at,
-       paused, failed_retention, max_running, max_running_per_key, fair
+       paused, failed_retention, max_running, max_running_per_key, fair, queue_id
 FROM claimqueue.queues
 WHERE queue_id IN (SELECT claimqueue.visible_queues());
 COMMENT ON VIEW @extschema@.queue_settings IS 'each queue''s defaults; only queues the caller holds a privilege on';
