@@ -8,7 +8,8 @@
 # IPC::Run. prometheus-postgres-exporter and curl: test/prometheus scrapes the
 # exporter with contrib/prometheus/queries.yaml. python3-psycopg-pool: the Python
 # client's workers take a pool; python3-build, -venv, -setuptools, -wheel and mypy: its
-# wheel is built, installed into a fresh venv and type-checked. The client libraries' npm
+# wheel is built, installed into a fresh venv and type-checked. chromium: the dashboard's
+# browser tests (playwright-core drives it; nothing downloads a browser). The client libraries' npm
 # packages come from their committed lock files (npm ci). DEPS=server: only
 # what builds and runs the extension (the package test needs no more).
 set -euo pipefail
@@ -26,6 +27,7 @@ packages=(
     python3-build python3-venv python3-setuptools python3-wheel mypy
     git unzip python3 pgxnclient
     prometheus-postgres-exporter curl
+    chromium fonts-dejavu-core
 )
 
 missing=()
@@ -49,12 +51,12 @@ fi
 npm_packages() {
     [ "${DEPS:-all}" != server ] || return 0
     local dir
-    for dir in clients/node test/clients; do
+    for dir in clients/node test/clients clients/dashboard; do
         if [ ! -f "$dir/node_modules/.package-lock.json" ] ||
            [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
             echo "deps: npm ci in $dir"
             # Not fatal: without them only the suites that use them fail.
-            (cd "$dir" && npm ci --no-audit --no-fund --silent >/dev/null) ||
+            (cd "$dir" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --silent >/dev/null) ||
                 echo "deps: npm ci in $dir failed"
         fi
     done

@@ -16,9 +16,10 @@
 # tests again with the extension in a schema of its own, and the same fault test in
 # each language); the Prometheus exporter with contrib/prometheus (test/prometheus,
 # a cluster of its own); on the host also the PGXN release zip (test/pgxn), in
-# a Debian root also the Debian package (test/package); from PostgreSQL 16 on,
-# the distributed mode on a Citus cluster (test/citus: Citus built once per
-# root from CITUS_TARBALL, or the one installed).
+# a Debian root also the Debian package (test/package); the command line and
+# the dashboard in a browser (clients/dashboard: cli, dashboard); from
+# PostgreSQL 16 on, the distributed mode on a Citus cluster (test/citus: Citus
+# built once per root from CITUS_TARBALL, or the one installed).
 # Ends with "tests: N passed, M failed".
 #
 #   scripts/test.sh                  PostgreSQL 15, Debian 12's, on this machine
@@ -430,6 +431,40 @@ for s in node_pack fault_node fault_python fault_py_async; do
         record "$s" "$p" "$f" "$(secs_of "$s")"
     fi
 done
+
+# The operators' tools (clients/dashboard), in a cluster of their own: the
+# command line and the EXPLAIN of every page query (cli), the dashboard in
+# Debian's chromium driven by playwright-core (dashboard; screenshots in
+# build/dashboard). Counts from node --test's TAP ("# pass N", "# fail N").
+ops=()
+for s in cli dashboard; do want "$s" && ops+=("$s"); done
+if [ ${#ops[@]} -gt 0 ]; then
+    echo "== command line and dashboard (clients/dashboard: a cluster of its own)"
+    pg_virtualenv -v "$major" -t -o shared_preload_libraries=claimqueue -o max_connections=100 bash -c '
+        cd "$1"; logs="$2"; shift 2
+        for s in "$@"; do
+            echo "-- $s"
+            t0=$SECONDS
+            case "$s" in
+                cli)       files="test/cli.test.mjs test/explain.test.mjs" ;;
+                dashboard) files="test/dashboard.test.mjs" ;;
+            esac
+            (cd clients/dashboard && { [ -d node_modules ] || PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --silent; } &&
+                npm run -s build && node --test --test-reporter=tap $files) >"$logs/$s.log" 2>&1
+            echo "exit=$?" >>"$logs/$s.log"; grep -E "^# (pass|fail) " "$logs/$s.log"
+            echo $((SECONDS - t0)) >"$logs/$s.time"
+        done
+        true
+    ' _ "$root" "$logs" "${ops[@]}"
+    for s in "${ops[@]}"; do
+        p=$(grep -o "^# pass [0-9]*" "$logs/$s.log" | grep -o "[0-9]*$")
+        f=$(grep -o "^# fail [0-9]*" "$logs/$s.log" | grep -o "[0-9]*$")
+        if [ -z "$p" ] || [ -z "$f" ]; then p=${p:-0}; f=1; fi
+        if ! grep -q "^exit=0" "$logs/$s.log" && [ "$f" -eq 0 ]; then f=1; fi
+        [ "$f" -eq 0 ] || { grep -E "^not ok|Error|error:" "$logs/$s.log" | head -20; tail -30 "$logs/$s.log"; }
+        record "$s" "$p" "$f" "$(secs_of "$s")"
+    done
+fi
 
 # The PGXN release zip: made from the committed tree by git, so where there is
 # a git checkout (the host, CI's clone); the roots get a copy without .git, and

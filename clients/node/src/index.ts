@@ -37,3 +37,4 @@ export {
   isStaleClaim,
 } from './errors';
 export type { Job, JobRecord, FailOutcome, Logger, Queryable, PoolLike, PoolClientLike } from './types';
+export * from './inspect';
