@@ -364,6 +364,7 @@ export class Inspector {
     let order: string;
     let cursorOf: (row: any) => unknown[];
     let arity: number;
+    let readyAfter: [string, string] | null = null;
     const add = (v: unknown) => { values.push(v); return `$${values.length}`; };
     switch (state) {
       case 'ready': {
@@ -371,10 +372,9 @@ export class Inspector {
         arity = 2;
         const c = decodeCursor(filter.after, arity);
         if (c) {
-          const p = add(c[0]);
-          const pos = add(c[1]);
-          // The next entries of this priority, then the lower priorities: two index ranges.
-          where.push(`(priority < ${p}::smallint OR (priority = ${p}::smallint AND claim_position > ${pos}::bigint))`);
+          // The next entries of this priority, then the lower priorities: two ranges of
+          // jobs_ready_idx, each entered at its start (an OR would filter from the top).
+          readyAfter = [add(c[0]), add(c[1])];
         }
         order = 'priority DESC, claim_position';
         cursorOf = (r) => [r.priority, String(r.claim_position)];
@@ -422,6 +422,23 @@ export class Inspector {
         order = 'id DESC';
         cursorOf = (r) => [String(r.id)];
     }
+    const cols = `${JOB_COLUMNS}, claim_position`;
+    const base = where.join(' AND ');
+    const pageSql = (lim: string): string => {
+      if (readyAfter === null) {
+        return `SELECT ${cols} FROM ${s}.queue_jobs WHERE ${base} ORDER BY ${order} LIMIT ${lim}`;
+      }
+      const [p, pos] = readyAfter;
+      return `SELECT u.* FROM (
+                (SELECT ${cols} FROM ${s}.queue_jobs
+                  WHERE ${base} AND priority = ${p}::smallint AND claim_position > ${pos}::bigint
+                  ORDER BY claim_position LIMIT ${lim})
+                UNION ALL
+                (SELECT ${cols} FROM ${s}.queue_jobs
+                  WHERE ${base} AND priority < ${p}::smallint
+                  ORDER BY priority DESC, claim_position LIMIT ${lim})) u
+              ORDER BY u.priority DESC, u.claim_position LIMIT ${lim}`;
+    };
     let text: string;
     if (filter.key !== undefined && filter.key !== '') {
       // A key is looked for among the next KEY_WINDOW jobs of the page's order, read by the
@@ -432,14 +449,12 @@ export class Inspector {
       const key = `$${values.length}`;
       values.push(limit + 1);
       const outerOrder = order.replace(/\b(priority|claim_position|run_at|lease_expires_at|finished_at|id)\b/g, 'w.$1');
-      text = `SELECT w.* FROM (SELECT ${JOB_COLUMNS}, claim_position FROM ${s}.queue_jobs
-                WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ${windowParam}) w
+      text = `SELECT w.* FROM (${pageSql(windowParam)}) w
                WHERE w.dedup_key = ${key} OR w.concurrency_key = ${key}
                ORDER BY ${outerOrder} LIMIT $${values.length}`;
     } else {
       values.push(limit + 1);
-      text = `SELECT ${JOB_COLUMNS}, claim_position FROM ${s}.queue_jobs
-               WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT $${values.length}`;
+      text = pageSql(`$${values.length}`);
     }
     return { text, values, cursorOf };
   }
@@ -491,7 +506,11 @@ export class Inspector {
     const values: unknown[] = [];
     const add = (v: unknown) => { values.push(v); return `$${values.length}`; };
     const states = filter.state ? [filter.state] : ['failed', 'cancelled'];
-    const inner = [`j.queue_id = st.queue_id`, `j.state = ANY (${add(states)}::text[])`];
+    // One ordered range of jobs_dead_letters_idx per queue and state, merged: a state list
+    // (state = ANY) would read the queue's dead letters whole to sort them.
+    const statesParam = add(states);
+    // (The constant list lets the planner see that the partial index covers these rows.)
+    const inner = [`j.queue_id = st.queue_id`, `j.state = ds.state`, `j.state IN ('failed', 'cancelled')`];
     if (filter.error) inner.push(`j.last_error ILIKE '%' || ${add(filter.error.replace(/[\\%_]/g, (m) => '\\' + m))} || '%'`);
     const c = decodeCursor(filter.after, 2);
     if (c) inner.push(`(j.finished_at, j.id) < (${add(c[0])}::timestamptz, ${add(c[1])}::bigint)`);
@@ -499,6 +518,7 @@ export class Inspector {
     const lim = add(limit + 1);
     const text =
       `SELECT d.* FROM ${s}.queue_settings st
+         CROSS JOIN unnest(${statesParam}::text[]) AS ds(state)
          CROSS JOIN LATERAL (
            SELECT ${JOB_COLUMNS.split(', ').map((c) => 'j.' + c.trim()).join(', ')}
              FROM ${s}.queue_jobs j WHERE ${inner.join(' AND ')}
