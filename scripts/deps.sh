@@ -8,8 +8,8 @@
 # IPC::Run. prometheus-postgres-exporter and curl: test/prometheus scrapes the
 # exporter with contrib/prometheus/queries.yaml. python3-psycopg-pool: the Python
 # client's workers take a pool; python3-build, -venv, -setuptools, -wheel and mypy: its
-# wheel is built, installed into a fresh venv and type-checked. chromium: the dashboard's
-# browser tests (playwright-core drives it; nothing downloads a browser). The client libraries' npm
+# wheel is built, installed into a fresh venv and type-checked. chromium (for 15): the
+# dashboard's browser tests (playwright-core drives it; nothing downloads a browser). The client libraries' npm
 # packages come from their committed lock files (npm ci). DEPS=server: only
 # what builds and runs the extension (the package test needs no more).
 set -euo pipefail
@@ -27,8 +27,9 @@ packages=(
     python3-build python3-venv python3-setuptools python3-wheel mypy
     git unzip python3 pgxnclient
     prometheus-postgres-exporter curl
-    chromium fonts-dejavu-core
 )
+# The browser suite runs against Debian 12's PostgreSQL only (scripts/test.sh).
+[ "${DEPS:-all}" = server ] || [ "$pg" != 15 ] || packages+=(chromium fonts-dejavu-core)
 
 missing=()
 for p in "${packages[@]}"; do
