@@ -15,7 +15,7 @@
 
 \ir setup.psql
 
-SELECT plan(448);
+SELECT plan(452);
 
 -- ---------------------------------------------------------------------------
 -- The API: one row per SQL function, with the contract it must keep.
@@ -110,7 +110,7 @@ INSERT INTO helpers VALUES (1, 'check_preload', '{}'), (2, 'queues_changed', '{}
                            (9, 'claim_cursors', '{}'), (10, 'check_claim_cursors', '{}'),
                            (11, 'sweep_claim_cursors', '{}'), (12, 'claim_cursor_table', '{}'),
                            (13, 'api_caller', '{}'), (14, 'queue_metrics_rows', '{}'),
-                           (15, 'recount_queue_metrics', '{}');
+                           (15, 'recount_queue_metrics', '{}'), (16, 'sample_queue_history', '{}');
 
 -- The advisory-lock namespace functions; their contract is test/pgtap/lock_namespaces.sql.
 SELECT '{"lock_namespace(text,text)","register_lock_key(text,text)","lock_key_id(text,text)",'
@@ -252,7 +252,7 @@ SELECT set_eq(
              FROM unnest(ARRAY['schedule(text,text,text,jsonb,text,integer,integer,text,boolean)',
                                'unschedule(text)', 'run_schedules(text)']) AS f$$,
            :'cq', :'cq', :'lock_api', :'cq', :'cq', :'cq'),
-    'the extension''s functions are exactly the 25 API functions, 15 helpers, ready_position, the lock-namespace functions, dequeue_wait, await_jobs and the schedule functions (their contract: schedules.sql)');
+    'the extension''s functions are exactly the 25 API functions, 16 helpers, ready_position, the lock-namespace functions, dequeue_wait, await_jobs and the schedule functions (their contract: schedules.sql)');
 
 -- ready_position(): called for every job entering the ready state, from the
 -- claim engine's statements, which run as the extension's owner.
@@ -373,7 +373,8 @@ SELECT results_eq(
              ('started_at', 'timestamp with time zone'), ('finished_at', 'timestamp with time zone'),
              ('lease_expires_at', 'timestamp with time zone'), ('worker', 'text'),
              ('dedup_key', 'text'), ('last_error', 'text'), ('payload', 'jsonb'), ('result', 'jsonb'),
-             ('concurrency_key', 'text')$$,
+             ('concurrency_key', 'text'), ('queue_id', 'integer'), ('claim_position', 'bigint'),
+             ('session_bound', 'boolean')$$,
     'queue_jobs has the documented columns');
 SELECT results_eq(
     format($$SELECT attname::text COLLATE "default", format_type(atttypid, atttypmod) FROM pg_catalog.pg_attribute
@@ -382,7 +383,7 @@ SELECT results_eq(
              ('backoff_base', 'interval'), ('backoff_cap', 'interval'), ('retention', 'interval'),
              ('created_at', 'timestamp with time zone'), ('paused', 'boolean'),
              ('failed_retention', 'interval'), ('max_running', 'integer'),
-             ('max_running_per_key', 'integer'), ('fair', 'boolean')$$,
+             ('max_running_per_key', 'integer'), ('fair', 'boolean'), ('queue_id', 'integer')$$,
     'queue_settings has the documented columns');
 SELECT table_privs_are(:'cq', 'queue_stats', 'public', '{}'::name[],
                        'PUBLIC has no privileges on queue_stats');
