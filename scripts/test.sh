@@ -143,6 +143,11 @@ if [ "$prepare" = 1 ]; then
                 { tail -20 "$logs/npm.log"; echo "npm install in $d failed"; exit 1; }
         done
     fi
+    if want node_pack; then
+        # One retry: the registry is across the network.
+        bash test/node/pack.sh --warm-cache || bash test/node/pack.sh --warm-cache ||
+            { echo "npm install of pg@8 (test/node/pack.sh --warm-cache) failed"; exit 1; }
+    fi
     if want package; then bash test/package/run.sh "$major" --deps || exit 1; fi
     # Citus, built once per root (a stamp beside the installed library).
     if want citus && [ "$major" -ge 16 ] && [ -n "${CITUS_TARBALL:-}" ]; then

@@ -4,7 +4,19 @@
 # project outside the tree (a temporary directory) with pg from npm's cache,
 # and a worker from that install drains a queue of a database of its own.
 # PG* variables from pg_virtualenv. TAP-style checks; ends "N passed, M failed".
+#
+#   bash test/node/pack.sh --warm-cache   with the network, before the tests:
+#       install pg@8 into a throwaway project, so that npm's cache holds what
+#       the offline install below resolves (npm ci caches tarballs only, and
+#       npm 12 then finds no metadata for "pg@8" offline)
 set -uo pipefail
+if [ "${1:-}" = --warm-cache ]; then
+    warm=$(mktemp -d)
+    (cd "$warm" && npm init -y >/dev/null 2>&1 && npm install --no-audit --no-fund --silent pg@8 >/dev/null)
+    status=$?
+    rm -rf "$warm"
+    exit $status
+fi
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 deadline=120
