@@ -218,6 +218,19 @@ count_tap() {
     echo "$p $f"
 }
 
+# count_node_test LOG: "passed failed" from node --test's TAP reporter (newer
+# nodes default to another one off a terminal): "# pass N" and "# fail N"; no
+# such line, or a failed exit (appended as exit=N) with no failure counted, is
+# one failure.
+count_node_test() {
+    local log=$1 p f
+    p=$(grep -o "^# pass [0-9]*" "$log" | grep -o "[0-9]*$")
+    f=$(grep -o "^# fail [0-9]*" "$log" | grep -o "[0-9]*$")
+    if [ -z "$p" ] || [ -z "$f" ]; then p=${p:-0}; f=1; fi
+    if ! grep -q "^exit=0" "$log" && [ "$f" -eq 0 ]; then f=1; fi
+    echo "$p $f"
+}
+
 # record_prove SUITE LOG SECONDS: counts from a TAP harness's summary (prove,
 # pg_prove): "Tests=N" subtests ran, of which the "Failed: F" of each failing
 # file failed. A run without "Result: PASS" and no failed subtest (a script
@@ -409,13 +422,7 @@ if [ ${#clients[@]} -gt 0 ]; then
 fi
 for s in node_client node_client_schema; do
     want "$s" || continue
-    # node --test (TAP reporter: newer nodes default to another one off a
-    # terminal) prints "# pass N" and "# fail N"; no such line, or a non-zero
-    # exit without a failure counted, is one failure.
-    p=$(grep -o "^# pass [0-9]*" "$logs/$s.log" | grep -o "[0-9]*$")
-    f=$(grep -o "^# fail [0-9]*" "$logs/$s.log" | grep -o "[0-9]*$")
-    if [ -z "$p" ] || [ -z "$f" ]; then p=${p:-0}; f=1; fi
-    if ! grep -q "^exit=0" "$logs/$s.log" && [ "$f" -eq 0 ]; then f=1; fi
+    read -r p f < <(count_node_test "$logs/$s.log")
     [ "$f" -eq 0 ] || grep -E "^not ok|error" "$logs/$s.log" | head -20
     record "$s" "$p" "$f" "$(secs_of "$s")"
 done
@@ -471,10 +478,7 @@ if [ ${#ops[@]} -gt 0 ]; then
         true
     ' _ "$root" "$logs" "${ops[@]}"
     for s in "${ops[@]}"; do
-        p=$(grep -o "^# pass [0-9]*" "$logs/$s.log" | grep -o "[0-9]*$")
-        f=$(grep -o "^# fail [0-9]*" "$logs/$s.log" | grep -o "[0-9]*$")
-        if [ -z "$p" ] || [ -z "$f" ]; then p=${p:-0}; f=1; fi
-        if ! grep -q "^exit=0" "$logs/$s.log" && [ "$f" -eq 0 ]; then f=1; fi
+        read -r p f < <(count_node_test "$logs/$s.log")
         [ "$f" -eq 0 ] || { grep -E "^not ok|Error|error:" "$logs/$s.log" | head -20; tail -30 "$logs/$s.log"; }
         record "$s" "$p" "$f" "$(secs_of "$s")"
     done

@@ -6,6 +6,7 @@
 // the queue: no page scans the table, none uses OFFSET (test: inspect.test.mjs
 // EXPLAINs each one).
 
+import type { JobInfo } from './admin';
 import type { Queryable } from './types';
 
 export type JobState = 'ready' | 'scheduled' | 'running' | 'done' | 'failed' | 'cancelled';
@@ -62,22 +63,8 @@ export interface QueueSettings {
   fair: boolean;
 }
 
-export interface JobRow {
-  id: number;
-  queue: string;
-  state: string;
-  priority: number;
-  attempt: number;
-  maxAttempts: number;
-  runAt: Date;
-  createdAt: Date;
-  startedAt: Date | null;
-  finishedAt: Date | null;
-  leaseExpiresAt: Date | null;
-  worker: string | null;
-  dedupKey: string | null;
-  concurrencyKey: string | null;
-  lastError: string | null;
+/** A job in a page: the admin API's JobInfo without the payload and result, and whether its claim dies with its session. */
+export interface JobRow extends Omit<JobInfo, 'payload' | 'result'> {
   sessionBound: boolean;
 }
 
