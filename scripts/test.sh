@@ -423,7 +423,9 @@ fi
 for s in node_client node_client_schema; do
     want "$s" || continue
     read -r p f < <(count_node_test "$logs/$s.log")
-    [ "$f" -eq 0 ] || grep -E "^not ok|error" "$logs/$s.log" | head -20
+    # A failure with its diagnostics: each "not ok" line and its YAML block, up to "...".
+    [ "$f" -eq 0 ] || awk '/^ *not ok / {show = 1} show {print} show && /^ *\.\.\.$/ {show = 0}' \
+        "$logs/$s.log" | head -80
     record "$s" "$p" "$f" "$(secs_of "$s")"
 done
 for s in python_client python_schema; do

@@ -239,9 +239,13 @@ export class Worker<Payload = unknown> extends EventEmitter<WorkerEvents<Payload
   async runUntilEmpty(): Promise<void> {
     await this.start();
     for (;;) {
+      // clock_timestamp(), not now(): the server stamps a retry's run_at with its clock when
+      // it fails or snoozes the job, which can be after this statement's start yet before
+      // its snapshot, and now() would call that job not due and end the run early.
       const { rows } = await this.pool.query(
         `SELECT count(*)::int AS n FROM ${this.q('queue_jobs')}
-          WHERE queue = $1 AND (state = 'running' OR (state = 'ready' AND run_at <= now()))`, [this.queue]);
+          WHERE queue = $1 AND (state = 'running' OR (state = 'ready' AND run_at <= pg_catalog.clock_timestamp()))`,
+        [this.queue]);
       if (rows[0].n === 0 && this.attempts.size === 0) break;
       await sleep(20);
     }
