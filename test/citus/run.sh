@@ -134,6 +134,12 @@ check "the coordinator's ids stay below 2^48" \
 out=$(on 0 "SET client_min_messages = notice; SELECT claimqueue.distribute()" 2>&1)
 check "a second distribute() changes nothing and says so" \
     test "$(grep -c 'distributed already' <<<"$out") $(everything)" = "1 $before"
+# A worker whose sequence starts at 1 again, as a worker added later has it:
+# another call gives it its range.
+on 2 "SET citus.enable_ddl_propagation = off; ALTER SEQUENCE claimqueue.jobs_id_seq MINVALUE 1 MAXVALUE 9223372036854775807 RESTART 1" >/dev/null
+on 0 "SET client_min_messages = warning; SELECT claimqueue.distribute()" >/dev/null
+check "a later call gives a worker without one its id range" \
+    test "$(on 2 "SELECT min_value = (groupid::bigint << 48) + 1 FROM pg_sequences, pg_dist_local_group WHERE schemaname = 'claimqueue' AND sequencename = 'jobs_id_seq'")" = t
 # Until calls are routed to the workers, the hot path refuses to write the
 # coordinator's empty table underneath (0A000), and writes nothing.
 code=$(sqlstate 0 "SELECT enqueue('mail', '{}')")

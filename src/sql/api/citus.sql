@@ -7,13 +7,15 @@
 -- table distributed by queue_id, its primary key (id, queue_id). Job ids stay
 -- unique across the cluster: each node draws them from its own range of
 -- 2^48, by its Citus group id. Refused without Citus, off the coordinator and
--- while jobs run (their claims would be fenced against rows that moved); a
--- second call changes nothing. Superusers only.
+-- while jobs run (their claims would be fenced against rows that moved). A
+-- second call only gives a worker added since its range of job ids.
+-- Superusers only.
 CREATE OR REPLACE FUNCTION claimqueue.distribute() RETURNS void
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
+    already boolean;
     running bigint;
     t regclass;
     failed text;
@@ -32,14 +34,13 @@ BEGIN
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   HINT = 'Connect to the Citus coordinator and call it there.';
     END IF;
-    IF EXISTS (SELECT 1 FROM pg_catalog.pg_dist_partition
-               WHERE logicalrelid = 'claimqueue.jobs'::pg_catalog.regclass) THEN
-        RAISE NOTICE 'claimqueue is distributed already: nothing changed';
-        RETURN;
+    already := EXISTS (SELECT 1 FROM pg_catalog.pg_dist_partition
+                       WHERE logicalrelid = 'claimqueue.jobs'::pg_catalog.regclass);
+    IF NOT already THEN
+        -- No claim may start or end while the rows move.
+        LOCK TABLE claimqueue.queues, claimqueue.jobs IN EXCLUSIVE MODE;
+        SELECT pg_catalog.count(*) INTO running FROM claimqueue.jobs WHERE state = 'running';
     END IF;
-    -- No claim may start or end while the rows move.
-    LOCK TABLE claimqueue.queues, claimqueue.jobs IN EXCLUSIVE MODE;
-    SELECT pg_catalog.count(*) INTO running FROM claimqueue.jobs WHERE state = 'running';
     IF running > 0 THEN
         RAISE EXCEPTION 'claimqueue.distribute() cannot run while jobs are running (% running)', running
             USING ERRCODE = 'object_in_use',
@@ -69,6 +70,10 @@ BEGIN
     IF failed IS NOT NULL THEN
         RAISE EXCEPTION 'claimqueue.distribute() could not set the job id ranges of the workers'
             USING ERRCODE = 'object_not_in_prerequisite_state', DETAIL = failed;
+    END IF;
+    IF already THEN
+        RAISE NOTICE 'claimqueue is distributed already: only the workers'' job id ranges were checked';
+        RETURN;
     END IF;
     ALTER SEQUENCE claimqueue.jobs_id_seq MAXVALUE 281474976710655;
 
