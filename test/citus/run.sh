@@ -95,6 +95,8 @@ check "distribute() on a worker is refused with 55000 ($code)" test "$code" = 55
 # Two queues and their jobs, one of them running: refused (55006), nothing changed.
 on 0 "SELECT create_queue('mail'), create_queue('sms')" >/dev/null
 on 0 "SELECT grant_queue('mail', 'consume', 'claimqueue_consumer')" >/dev/null
+on 0 "CREATE ROLE cq_citus_producer IN ROLE claimqueue_producer" >/dev/null
+on 0 "SELECT grant_queue('mail', 'produce', 'cq_citus_producer')" >/dev/null
 on 0 "SELECT enqueue(q, jsonb_build_object('n', n)) FROM generate_series(1, 40) n, unnest(ARRAY['mail', 'sms', 'local_q']) q" >/dev/null
 held=$(on 0 "SELECT id || ' ' || attempt FROM dequeue('mail', 'w1')")
 before=$(everything)
@@ -123,7 +125,7 @@ check "the coordinator's own tables underneath are emptied" \
 check "a worker reads the queue definitions (reference table): $(on 0 "SELECT count(*) FROM claimqueue.queues") queues" \
     test "$(on 1 "SELECT count(*) FROM claimqueue.queues")" = "$(on 0 "SELECT count(*) FROM claimqueue.queues")"
 check "grants reach the workers too" \
-    test "$(on 2 "SELECT count(*) FROM claimqueue.queue_grants g JOIN claimqueue.queues q USING (queue_id) WHERE q.name = 'mail'")" = 1
+    test "$(on 2 "SELECT count(*) FROM claimqueue.queue_grants g JOIN claimqueue.queues q USING (queue_id) WHERE q.name = 'mail'")" = 2
 ranges=""
 for node in 1 2; do
     ranges="$ranges $(on "$node" "SELECT (min_value = (groupid::bigint << 48) + 1 AND max_value = ((groupid::bigint + 1) << 48) - 1)::text FROM pg_sequences, pg_dist_local_group WHERE schemaname = 'claimqueue' AND sequencename = 'jobs_id_seq'")"
@@ -147,3 +149,13 @@ check "enqueue through the coordinator's own table is refused with 0A000 ($code)
 code=$(sqlstate 1 "SELECT dequeue('mail', 'w1')")
 check "so is a claim on a worker's table underneath ($code)" test "$code" = 0A000
 check "and nothing was written" test "$(everything)" = "$before"
+# A grant revoked through the coordinator changes the shards of the
+# reference table, whose trigger invalidates the table itself: a session that
+# remembered the grant forgets it at once (42501 where the grant let the call
+# reach the hot path's 0A000).
+codes=$(psql -qXAt -v VERBOSITY=verbose -h 127.0.0.1 -p "${cq_ports[0]}" -U postgres -d "$cq_db" \
+    -c "SET ROLE cq_citus_producer" -c "SELECT enqueue('mail', '{}')" -c "RESET ROLE" \
+    -c "SELECT revoke_queue('mail', 'produce', 'cq_citus_producer')" \
+    -c "SET ROLE cq_citus_producer" -c "SELECT enqueue('mail', '{}')" 2>&1 >/dev/null |
+    sed -n 's/^ERROR:  \([0-9A-Z]\{5\}\): .*/\1/p' | tr '\n' ' ')
+check "a session forgets a grant revoked on the reference table's shards ($codes)" test "$codes" = "0A000 42501 "
