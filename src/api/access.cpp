@@ -187,14 +187,23 @@ namespace {
 
 // A statement trigger's table changed: invalidate its relcache entry, which
 // tells every session (this one at once, others at their next transaction) to
-// drop what it cached from it (engine/queue_cache.hpp).
-Datum InvalidateTriggerTable(FunctionCallInfo fcinfo, const char *name)
+// drop what it cached from it (engine/queue_cache.hpp). On a Citus shard of
+// the table (claimqueue.distribute(): the change arrives there, not on the
+// table) the table `table` beside it is invalidated too, since the caches know
+// the table alone.
+Datum InvalidateTriggerTable(FunctionCallInfo fcinfo, const char *name, const char *table)
 {
     if (!CALLED_AS_TRIGGER(fcinfo))
         ereport(ERROR, (errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
                         errmsg("%s() must be called as a trigger", name)));
     TriggerData *trigger = (TriggerData *) fcinfo->context;
-    CacheInvalidateRelcacheByRelid(RelationGetRelid(trigger->tg_relation));
+    Relation rel = trigger->tg_relation;
+    CacheInvalidateRelcacheByRelid(RelationGetRelid(rel));
+    if (strcmp(RelationGetRelationName(rel), table) != 0) {
+        Oid shell = get_relname_relid(table, RelationGetNamespace(rel));
+        if (OidIsValid(shell))
+            CacheInvalidateRelcacheByRelid(shell);
+    }
     return PointerGetDatum(nullptr);
 }
 
@@ -205,14 +214,14 @@ Datum InvalidateTriggerTable(FunctionCallInfo fcinfo, const char *name)
 // superuser's own DML) makes every session forget the grants it remembered.
 CQ_FUNCTION(cq_queue_grants_changed)
 {
-    return InvalidateTriggerTable(fcinfo, "queue_grants_changed");
+    return InvalidateTriggerTable(fcinfo, "queue_grants_changed", "queue_grants");
 }
 
 // claimqueue.queues_changed(): the same on claimqueue.queues (ids, leases and
 // backoffs remembered).
 CQ_FUNCTION(cq_table_changed)
 {
-    return InvalidateTriggerTable(fcinfo, "queues_changed");
+    return InvalidateTriggerTable(fcinfo, "queues_changed", "queues");
 }
 
 // claimqueue.api_caller() -> regrole: the role that called the queue API

@@ -3,6 +3,8 @@
 
 extern "C" {
 #include "access/detoast.h"
+#include "access/genam.h"
+#include "access/stratnum.h"
 #include "access/transam.h"
 #include "access/heapam.h"
 #include "access/htup_details.h"
@@ -12,6 +14,7 @@ extern "C" {
 #include "catalog/index.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_collation.h"
+#include "catalog/pg_namespace.h"
 #include "commands/trigger.h"
 #include "executor/executor.h"
 #include "rewrite/rewriteHandler.h"
@@ -96,6 +99,7 @@ struct Writer {
 Writer *kept = nullptr;
 bool kept_valid = false;
 Oid jobs_relid = InvalidOid;  // as last looked up; forgotten when it changes
+bool jobs_distributed = false;  // whether Citus distributes it, as of that look-up
 
 void Discard(Writer *w)
 {
@@ -103,12 +107,32 @@ void Discard(Writer *w)
         MemoryContextDelete(w->context);
 }
 
+// Whether Citus distributes the table `relid`: a row of pg_dist_partition,
+// Citus's catalog, read directly (claimqueue does not link with Citus).
+bool DistributedByCitus(Oid relid)
+{
+    Oid catalog = get_relname_relid("pg_dist_partition", PG_CATALOG_NAMESPACE);
+    if (!OidIsValid(catalog))
+        return false;
+    Relation rel = table_open(catalog, AccessShareLock);
+    ScanKeyData key;
+    // Its first column, logicalrelid (regclass).
+    ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(relid));
+    SysScanDesc scan = systable_beginscan(rel, InvalidOid, false, nullptr, 1, &key);
+    bool found = HeapTupleIsValid(systable_getnext(scan));
+    systable_endscan(scan);
+    table_close(rel, AccessShareLock);
+    return found;
+}
+
 }  // namespace
 
 Oid JobsRelid()
 {
-    if (!OidIsValid(jobs_relid))
+    if (!OidIsValid(jobs_relid)) {
         jobs_relid = get_relname_relid("jobs", get_namespace_oid("claimqueue", false));
+        jobs_distributed = OidIsValid(jobs_relid) && DistributedByCitus(jobs_relid);
+    }
     if (!OidIsValid(jobs_relid))
         ereport(ERROR, (errcode(ERRCODE_UNDEFINED_TABLE),
                         errmsg("relation \"claimqueue.jobs\" does not exist")));
@@ -355,6 +379,15 @@ void JobRowsAtSubtransactionEnd(SubXactEvent event)
 JobRows *OpenJobRows()
 {
     Relation rel = table_open(JobsRelid(), RowExclusiveLock);  // takes in invalidations
+    JobsRelid();  // again, should those have reset it
+    if (jobs_distributed)
+        ereport(ERROR,
+                (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                 errmsg("claimqueue.jobs is distributed by Citus: jobs cannot be enqueued, "
+                        "claimed or finished through this node's table"),
+                 errdetail("After claimqueue.distribute() the jobs live in the shards on the "
+                           "workers, and this version does not route these calls there yet."),
+                 errhint("See \"Scaling out with Citus\" in the documentation.")));
     JobRows *rows = (JobRows *) palloc0(sizeof(JobRows));
     rows->rel = rel;
     if (kept != nullptr && (!kept_valid || kept->relid != RelationGetRelid(rel))) {

@@ -15,7 +15,7 @@ cd "$(dirname "$0")"
 # The SQL API, in this order in every script: a file may use what an earlier
 # one made (the views call access.sql's visible_queues(); roles.sql grants on
 # everything).
-api="queues jobs access views reaper locks waiting cursors metrics schedules roles"
+api="queues jobs access views reaper locks waiting cursors metrics schedules citus roles"
 
 die() { echo "src/sql/build.sh: $*" >&2; exit 1; }
 usage() { die "usage: build.sh install VERSION | upgrade FROM VERSION | releases VERSION"; }

@@ -15,7 +15,7 @@
 
 \ir setup.psql
 
-SELECT plan(452);
+SELECT plan(456);
 
 -- ---------------------------------------------------------------------------
 -- The API: one row per SQL function, with the contract it must keep.
@@ -110,7 +110,8 @@ INSERT INTO helpers VALUES (1, 'check_preload', '{}'), (2, 'queues_changed', '{}
                            (9, 'claim_cursors', '{}'), (10, 'check_claim_cursors', '{}'),
                            (11, 'sweep_claim_cursors', '{}'), (12, 'claim_cursor_table', '{}'),
                            (13, 'api_caller', '{}'), (14, 'queue_metrics_rows', '{}'),
-                           (15, 'recount_queue_metrics', '{}'), (16, 'sample_queue_history', '{}');
+                           (15, 'recount_queue_metrics', '{}'), (16, 'sample_queue_history', '{}'),
+                           (17, 'distribute', '{}');
 
 -- The advisory-lock namespace functions; their contract is test/pgtap/lock_namespaces.sql.
 SELECT '{"lock_namespace(text,text)","register_lock_key(text,text)","lock_key_id(text,text)",'
@@ -213,7 +214,7 @@ SELECT is(pg_catalog.to_regprocedure(format('%I.complete(bigint,integer,jsonb)',
            WHERE n.nspname = :'cq' AND p.proname = 'complete'),
           'complete is one function, not an overload');
 
--- Helpers: 15 x 4 ------------------------------------------------------------
+-- Helpers: 17 x 4 ------------------------------------------------------------
 SELECT has_function('claimqueue', fn, args) FROM helpers ORDER BY ord;
 SELECT isnt_definer('claimqueue', fn, args) FROM helpers ORDER BY ord;
 SELECT is((SELECT p.proconfig[1] FROM pg_catalog.pg_proc p
@@ -252,7 +253,7 @@ SELECT set_eq(
              FROM unnest(ARRAY['schedule(text,text,text,jsonb,text,integer,integer,text,boolean)',
                                'unschedule(text)', 'run_schedules(text)']) AS f$$,
            :'cq', :'cq', :'lock_api', :'cq', :'cq', :'cq'),
-    'the extension''s functions are exactly the 25 API functions, 16 helpers, ready_position, the lock-namespace functions, dequeue_wait, await_jobs and the schedule functions (their contract: schedules.sql)');
+    'the extension''s functions are exactly the 25 API functions, 17 helpers, ready_position, the lock-namespace functions, dequeue_wait, await_jobs and the schedule functions (their contract: schedules.sql)');
 
 -- ready_position(): called for every job entering the ready state, from the
 -- claim engine's statements, which run as the extension's owner.

@@ -13,12 +13,17 @@
 -- _admin (api/roles.sql).
 
 -- An INSERT of a queue named default while one exists (only a restore does
--- that: create_queue() checks first) updates the existing row instead.
+-- that: create_queue() checks first) updates the existing row instead. On a
+-- Citus shard of the table (claimqueue.distribute()) it does nothing: the
+-- rows that reach a shard were merged, if at all, on the table itself.
 CREATE OR REPLACE FUNCTION claimqueue.merge_default_queue() RETURNS trigger
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
+    IF TG_TABLE_NAME <> 'queues' THEN
+        RETURN NEW;
+    END IF;
     UPDATE claimqueue.queues
        SET queue_id = NEW.queue_id, lease = NEW.lease, max_attempts = NEW.max_attempts,
            backoff_base = NEW.backoff_base, backoff_cap = NEW.backoff_cap,
