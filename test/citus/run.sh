@@ -101,6 +101,10 @@ on 0 "SELECT enqueue(q, jsonb_build_object('n', n)) FROM generate_series(1, 40) 
 held=$(on 0 "SELECT id || ' ' || attempt FROM dequeue('mail', 'w1')")
 before=$(everything)
 code=$(sqlstate 0 "SELECT claimqueue.distribute()")
+check "distribute() without preview => true is refused with 0A000 ($code)" test "$code" = 0A000
+check "that refusal changed nothing: no Citus table, the same rows" \
+    test "$(distributed_tables) $(everything)" = "0 $before"
+code=$(sqlstate 0 "SELECT claimqueue.distribute(preview => true)")
 check "distribute() while a job runs is refused with 55006 ($code)" test "$code" = 55006
 check "the refusal changed nothing: no Citus table, the same rows" \
     test "$(distributed_tables) $(everything)" = "0 $before"
@@ -108,7 +112,7 @@ on 0 "SELECT complete(${held% *}, ${held#* })" >/dev/null
 
 before=$(everything)
 jobs_before=$(on 0 "SELECT count(*) FROM claimqueue.jobs")
-out=$(on 0 "SET client_min_messages = warning; SELECT claimqueue.distribute()" 2>&1)
+out=$(on 0 "SET client_min_messages = warning; SELECT claimqueue.distribute(preview => true)" 2>&1)
 check "distribute() on the coordinator succeeds" test $? = 0
 [ -n "$out" ] && sed 's/^/# /' <<<"$out"
 check "jobs is distributed by queue_id, the queue definitions are reference tables" \
@@ -133,13 +137,13 @@ done
 check "each worker draws job ids from its own range, group id x 2^48 on ($ranges )" test "$ranges" = " true true"
 check "the coordinator's ids stay below 2^48" \
     test "$(on 0 "SELECT max_value FROM pg_sequences WHERE schemaname = 'claimqueue' AND sequencename = 'jobs_id_seq'")" = 281474976710655
-out=$(on 0 "SET client_min_messages = notice; SELECT claimqueue.distribute()" 2>&1)
+out=$(on 0 "SET client_min_messages = notice; SELECT claimqueue.distribute(preview => true)" 2>&1)
 check "a second distribute() changes nothing and says so" \
     test "$(grep -c 'distributed already' <<<"$out") $(everything)" = "1 $before"
 # A worker whose sequence starts at 1 again, as a worker added later has it:
 # another call gives it its range.
 on 2 "SET citus.enable_ddl_propagation = off; ALTER SEQUENCE claimqueue.jobs_id_seq MINVALUE 1 MAXVALUE 9223372036854775807 RESTART 1" >/dev/null
-on 0 "SET client_min_messages = warning; SELECT claimqueue.distribute()" >/dev/null
+on 0 "SET client_min_messages = warning; SELECT claimqueue.distribute(preview => true)" >/dev/null
 check "a later call gives a worker without one its id range" \
     test "$(on 2 "SELECT min_value = (groupid::bigint << 48) + 1 FROM pg_sequences, pg_dist_local_group WHERE schemaname = 'claimqueue' AND sequencename = 'jobs_id_seq'")" = t
 # Until calls are routed to the workers, the hot path refuses to write the

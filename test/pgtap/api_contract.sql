@@ -111,7 +111,7 @@ INSERT INTO helpers VALUES (1, 'check_preload', '{}'), (2, 'queues_changed', '{}
                            (11, 'sweep_claim_cursors', '{}'), (12, 'claim_cursor_table', '{}'),
                            (13, 'api_caller', '{}'), (14, 'queue_metrics_rows', '{}'),
                            (15, 'recount_queue_metrics', '{}'), (16, 'sample_queue_history', '{}'),
-                           (17, 'distribute', '{}');
+                           (17, 'distribute', '{boolean}');
 
 -- The advisory-lock namespace functions; their contract is test/pgtap/lock_namespaces.sql.
 SELECT '{"lock_namespace(text,text)","register_lock_key(text,text)","lock_key_id(text,text)",'

@@ -9,8 +9,10 @@
 -- 2^48, by its Citus group id. Refused without Citus, off the coordinator and
 -- while jobs run (their claims would be fenced against rows that moved). A
 -- second call only gives a worker added since its range of job ids.
--- Superusers only.
-CREATE OR REPLACE FUNCTION claimqueue.distribute() RETURNS void
+-- Superusers only. Calls are not routed to the workers yet, and the hot path
+-- refuses a distributed table, so a queue stops working after it: it runs only
+-- with preview => true, for trying the layout on a cluster that serves no work.
+CREATE OR REPLACE FUNCTION claimqueue.distribute(preview boolean DEFAULT false) RETURNS void
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -33,6 +35,13 @@ BEGIN
                         pg_catalog.current_setting('port')
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   HINT = 'Connect to the Citus coordinator and call it there.';
+    END IF;
+    IF NOT preview THEN
+        RAISE EXCEPTION 'claimqueue.distribute() is a preview: this version does not route calls to the workers'
+            USING ERRCODE = 'feature_not_supported',
+                  DETAIL = 'After it, enqueue, dequeue and the other calls that write jobs are refused on every node, '
+                           'and there is no way back but a dump and restore.',
+                  HINT = 'To try the layout on a cluster that serves no work, call claimqueue.distribute(preview => true).';
     END IF;
     already := EXISTS (SELECT 1 FROM pg_catalog.pg_dist_partition
                        WHERE logicalrelid = 'claimqueue.jobs'::pg_catalog.regclass);
@@ -126,4 +135,4 @@ BEGIN
     END LOOP;
 END
 $$;
-REVOKE ALL ON FUNCTION claimqueue.distribute() FROM PUBLIC;
+REVOKE ALL ON FUNCTION claimqueue.distribute(boolean) FROM PUBLIC;
