@@ -1,5 +1,5 @@
-// What an operator may do: pause and resume a queue, retry and cancel one job or
-// many. A small interface of its own, so the dashboard and the command line do
+// What an operator may do: pause and resume a queue or a schedule, retry and
+// cancel one job or many. A small interface of its own, so the dashboard and the command line do
 // not care which client makes the calls; the server's grants decide each call
 // (a role without the queue's manage privilege gets 42501).
 
@@ -8,6 +8,8 @@ import type { Queryable } from 'claimqueue';
 export interface Actions {
   pause(queue: string): Promise<boolean>;
   resume(queue: string): Promise<boolean>;
+  pauseSchedule(name: string): Promise<boolean>;
+  resumeSchedule(name: string): Promise<boolean>;
   retry(id: number): Promise<void>;
   cancel(id: number): Promise<void>;
   /** Dead letters of a queue back to ready; returns how many. */
@@ -30,6 +32,14 @@ export function sqlActions(db: Queryable, schema: string): Actions {
     },
     async resume(queue) {
       const { rows } = await db.query(`SELECT ${s}.resume_queue($1) AS changed`, [queue]);
+      return rows[0].changed === true;
+    },
+    async pauseSchedule(name) {
+      const { rows } = await db.query(`SELECT ${s}.pause_schedule($1) AS changed`, [name]);
+      return rows[0].changed === true;
+    },
+    async resumeSchedule(name) {
+      const { rows } = await db.query(`SELECT ${s}.resume_schedule($1) AS changed`, [name]);
       return rows[0].changed === true;
     },
     async retry(id) {

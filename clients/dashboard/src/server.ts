@@ -63,7 +63,7 @@ class HttpError extends Error {
 export function statusOfSqlState(code: string | undefined): number {
   if (!code) return 500;
   if (code === '42501') return 403;
-  if (code === 'QC001' || code === 'QC002') return 404;
+  if (code === 'QC001' || code === 'QC002' || code === 'QC006') return 404;
   if (code === 'QC004' || code === 'QC005' || code === '55006' || code === '55000') return 409;
   if (code.startsWith('22')) return 400;
   return 500;
@@ -224,7 +224,11 @@ export async function startDashboard(options: DashboardOptions = {}): Promise<Da
       }
       return { title: 'Dead letters', body: deadLettersPage(ctx, await inspector.overview(), filter, rows) };
     }
-    if (p === '/schedules') return { title: 'Schedules', body: schedulesPage(await inspector.schedules()) };
+    if (p === '/schedules') {
+      const rows = await inspector.schedules();
+      const manage = await inspector.manageable([...new Set(rows.map((r) => r.queue))]);
+      return { title: 'Schedules', body: schedulesPage(ctx, rows, manage) };
+    }
     if (p === '/claims') {
       const queue = q.get('queue') || undefined;
       return { title: 'Running claims', body: claimsPage(ctx, await inspector.claims({ queue, after: q.get('after') }), queue) };
@@ -243,6 +247,13 @@ export async function startDashboard(options: DashboardOptions = {}): Promise<Da
         const queue = form.get('queue') ?? '';
         const changed = a === 'pause' ? await actions.pause(queue) : await actions.resume(queue);
         return changed ? `${a === 'pause' ? 'Paused' : 'Resumed'} ${queue}` : `${queue} was already ${a === 'pause' ? 'paused' : 'active'}`;
+      }
+      case 'pause-schedule':
+      case 'resume-schedule': {
+        const name = form.get('schedule') ?? '';
+        const pause = a === 'pause-schedule';
+        const changed = pause ? await actions.pauseSchedule(name) : await actions.resumeSchedule(name);
+        return changed ? `${pause ? 'Paused' : 'Resumed'} schedule ${name}` : `Schedule ${name} was already ${pause ? 'paused' : 'active'}`;
       }
       case 'retry':
       case 'cancel': {
