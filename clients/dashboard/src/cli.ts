@@ -6,7 +6,7 @@
 import { Inspector, JOB_STATES } from 'claimqueue';
 import type { JobRow, JobState } from 'claimqueue';
 import type { Pool } from 'pg';
-import { type Actions, sqlActions } from './actions';
+import { type Actions, adminActions } from './actions';
 import { makePool } from './connect';
 import { startDashboard } from './server';
 
@@ -136,8 +136,8 @@ class NotFound extends Error {}
 async function run(p: Parsed, pool: Pool, actions: Actions | null): Promise<number> {
   const json = p.flags.has('json');
   const inspector = new Inspector(pool);
-  const schema = await inspector.schema();
-  const act = actions ?? sqlActions(pool, schema);
+  await inspector.schema();  // no extension: the connection's exit code, before anything else
+  const act = actions ?? adminActions(pool);
   const emit = (value: unknown, text: () => string) => out(json ? JSON.stringify(value, null, 2) + '\n' : text());
   switch (p.command) {
     case 'status': {
