@@ -262,8 +262,8 @@ ${scheduleAction(ctx, s, manage.has(s.queue))}</td><td>${s.catchUp}</td></tr>`)}
 // Pause or resume: only for a role that manages the schedule's queue, never read-only.
 function scheduleAction(ctx: PageContext, s: ScheduleRow, canManage: boolean): Html {
   if (!ctx.actions || !canManage) return html``;
-  return s.paused ? actionForm(ctx, '/actions/resume-schedule', { schedule: s.name, back: ctx.path }, 'Resume')
-    : actionForm(ctx, '/actions/pause-schedule', { schedule: s.name, back: ctx.path }, 'Pause');
+  return s.paused ? actionForm(ctx, '/actions/resume-schedule', { schedule: s.name }, 'Resume')
+    : actionForm(ctx, '/actions/pause-schedule', { schedule: s.name }, 'Pause');
 }
 
 export function schedulesPage(ctx: PageContext, rows: ScheduleRow[], manage: Set<string>): Html {
