@@ -1,6 +1,7 @@
-// SQL API, recurring jobs: schedule(), unschedule() and run_schedules() (the
-// reaper's schedule pass by hand). Arguments are checked here, before
-// anything changes; src/engine/schedules.cpp does the work.
+// SQL API, recurring jobs: schedule(), unschedule(), pause_schedule(),
+// resume_schedule() and run_schedules() (the reaper's schedule pass by hand).
+// Arguments are checked here, before anything changes; src/engine/schedules.cpp
+// does the work.
 #include "pg/firewall.hpp"
 
 extern "C" {
@@ -103,6 +104,36 @@ CQ_QUEUE_FUNCTION(cq_unschedule)
     RequireQueuePrivilege(queue, QueuePrivilege::kManage, "unschedule()");
     DropSchedule(name);
     PG_RETURN_VOID();
+}
+
+namespace {
+
+// The queue of schedule `name`, checked like unschedule()'s: QC006 when it
+// does not exist or its queue is hidden from the caller, 42501 without manage.
+void RequireScheduleManage(text *name, const char *what)
+{
+    text *queue = ScheduleQueue(name);
+    if (queue == nullptr || !CallerSeesQueue(queue))
+        ReportUnknownSchedule(name);
+    RequireQueuePrivilege(queue, QueuePrivilege::kManage, what);
+}
+
+}  // namespace
+
+// pause_schedule(name) -> true if it was running (false: paused already)
+CQ_QUEUE_FUNCTION(cq_pause_schedule)
+{
+    text *name = ScheduleNameArg(fcinfo, 0);
+    RequireScheduleManage(name, "pause_schedule()");
+    PG_RETURN_BOOL(SetSchedulePaused(name, true));
+}
+
+// resume_schedule(name) -> true if it was paused (false: running already)
+CQ_QUEUE_FUNCTION(cq_resume_schedule)
+{
+    text *name = ScheduleNameArg(fcinfo, 0);
+    RequireScheduleManage(name, "resume_schedule()");
+    PG_RETURN_BOOL(SetSchedulePaused(name, false));
 }
 
 // run_schedules(queue) -> jobs enqueued for the due slots of the queue's

@@ -4,6 +4,10 @@
 #include <exception>
 #include <optional>
 
+extern "C" {
+#include "catalog/namespace.h"
+}
+
 #include "core/cron.hpp"
 #include "core/schedule_plan.hpp"
 #include "engine/queue_locks.hpp"
@@ -27,34 +31,54 @@ Statement kScheduleQueue = {
 
 // A replacement keeps the next run when the slots stay the same (cron, zone,
 // enabled): declaring a schedule again, as a deployment does, never drops or
-// moves a slot.
-Statement kPutSchedule = {
-    "INSERT INTO claimqueue.schedules AS s (name, queue_id, cron, timezone, payload, priority,"
-    " max_attempts, catch_up, enabled, next_run_at)"
-    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
-    " ON CONFLICT (name) DO UPDATE SET queue_id = EXCLUDED.queue_id, cron = EXCLUDED.cron,"
-    "   timezone = EXCLUDED.timezone, payload = EXCLUDED.payload, priority = EXCLUDED.priority,"
-    "   max_attempts = EXCLUDED.max_attempts, catch_up = EXCLUDED.catch_up,"
-    "   enabled = EXCLUDED.enabled,"
-    "   next_run_at = CASE WHEN s.enabled AND EXCLUDED.enabled AND s.cron = EXCLUDED.cron"
-    "                           AND s.timezone = EXCLUDED.timezone"
-    "                      THEN s.next_run_at ELSE EXCLUDED.next_run_at END"
-    " RETURNING next_run_at",
-    10, {TEXTOID, INT4OID, TEXTOID, TEXTOID, JSONBOID, INT4OID, INT4OID, TEXTOID, BOOLOID,
-         TIMESTAMPTZOID},
-    nullptr};
+// moves a slot. It keeps an operator's pause too (no next run while paused).
+#define CQ_PUT_SCHEDULE(paused_case)                                                          \
+    "INSERT INTO claimqueue.schedules AS s (name, queue_id, cron, timezone, payload, priority,"  \
+    " max_attempts, catch_up, enabled, next_run_at)"                                          \
+    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"                                       \
+    " ON CONFLICT (name) DO UPDATE SET queue_id = EXCLUDED.queue_id, cron = EXCLUDED.cron,"   \
+    "   timezone = EXCLUDED.timezone, payload = EXCLUDED.payload, priority = EXCLUDED.priority," \
+    "   max_attempts = EXCLUDED.max_attempts, catch_up = EXCLUDED.catch_up,"                  \
+    "   enabled = EXCLUDED.enabled,"                                                          \
+    "   next_run_at = CASE " paused_case                                                      \
+    "                      WHEN s.enabled AND EXCLUDED.enabled AND s.cron = EXCLUDED.cron"    \
+    "                           AND s.timezone = EXCLUDED.timezone"                           \
+    "                      THEN s.next_run_at ELSE EXCLUDED.next_run_at END"                  \
+    " RETURNING next_run_at"
+#define CQ_PUT_SCHEDULE_TYPES                                                                  \
+    {TEXTOID, INT4OID, TEXTOID, TEXTOID, JSONBOID, INT4OID, INT4OID, TEXTOID, BOOLOID,         \
+     TIMESTAMPTZOID}
+Statement kPutSchedule = {CQ_PUT_SCHEDULE("WHEN s.paused THEN NULL"), 10, CQ_PUT_SCHEDULE_TYPES,
+                          nullptr};
+// The previous release's table has no column paused (schema_version.hpp).
+Statement kPutSchedulePrevious = {CQ_PUT_SCHEDULE(""), 10, CQ_PUT_SCHEDULE_TYPES, nullptr};
 
 Statement kDropSchedule = {
     "DELETE FROM claimqueue.schedules WHERE name = $1", 1, {TEXTOID}, nullptr};
 
+// pause_schedule() and resume_schedule(): the row, locked against the
+// reaper's pass and schedule(), then its new state.
+Statement kLockSchedule = {
+    "SELECT cron, timezone, enabled, paused FROM claimqueue.schedules WHERE name = $1"
+    " FOR NO KEY UPDATE",
+    1, {TEXTOID}, nullptr};
+
+Statement kSetSchedulePaused = {
+    "UPDATE claimqueue.schedules SET paused = $2, next_run_at = $3 WHERE name = $1",
+    3, {TEXTOID, BOOLOID, TIMESTAMPTZOID}, nullptr};
+
 // Due schedules, earliest first; one the reaper or schedule() holds is left
 // for the next pass.
-Statement kDueSchedules = {
-    "SELECT s.name, s.cron, s.timezone, s.next_run_at, s.catch_up, q.name"
-    " FROM claimqueue.schedules s JOIN claimqueue.queues q ON q.queue_id = s.queue_id"
-    " WHERE s.enabled AND s.next_run_at <= $1 AND ($2::text IS NULL OR q.name = $2)"
-    " ORDER BY s.next_run_at LIMIT $3 FOR UPDATE OF s SKIP LOCKED",
-    3, {TIMESTAMPTZOID, TEXTOID, INT4OID}, nullptr};
+#define CQ_DUE_SCHEDULES(paused_test)                                                         \
+    "SELECT s.name, s.cron, s.timezone, s.next_run_at, s.catch_up, q.name"                    \
+    " FROM claimqueue.schedules s JOIN claimqueue.queues q ON q.queue_id = s.queue_id"         \
+    " WHERE s.enabled " paused_test "AND s.next_run_at <= $1"                                 \
+    "   AND ($2::text IS NULL OR q.name = $2)"                                                \
+    " ORDER BY s.next_run_at LIMIT $3 FOR UPDATE OF s SKIP LOCKED"
+Statement kDueSchedules = {CQ_DUE_SCHEDULES("AND NOT s.paused "), 3,
+                           {TIMESTAMPTZOID, TEXTOID, INT4OID}, nullptr};
+Statement kDueSchedulesPrevious = {CQ_DUE_SCHEDULES(""), 3, {TIMESTAMPTZOID, TEXTOID, INT4OID},
+                                   nullptr};
 
 // One job per slot, in slot order, due at its slot; the payload carries the
 // schedule's name and the slot (UTC, ISO 8601) under the key "claimqueue".
@@ -76,6 +100,15 @@ Statement kAdvanceSchedule = {
     "UPDATE claimqueue.schedules SET next_run_at = $2, last_run_at = coalesce($3, last_run_at),"
     " last_job_id = coalesce($4, last_job_id) WHERE name = $1",
     4, {TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID, INT8OID}, nullptr};
+
+// Whether claimqueue.schedules has the column paused: not at the previous
+// release, which this library also serves until ALTER EXTENSION UPDATE.
+bool SchedulesHavePause()
+{
+    Oid schema = get_namespace_oid("claimqueue", true);
+    Oid relid = OidIsValid(schema) ? get_relname_relid("schedules", schema) : InvalidOid;
+    return OidIsValid(relid) && get_attnum(relid, "paused") != InvalidAttrNumber;
+}
 
 constexpr int kMaxRunsPlanned = schedule::kMaxCatchUpRuns + schedule::kMaxRunsPerPass;
 constexpr int kSqlFunctionBatch = 100;  // schedules per batch of run_schedules()
@@ -175,7 +208,7 @@ TimestampTz PutSchedule(const ScheduleDefinition &d, bool *none)
     char nulls[11] = "          ";
     nulls[6] = d.max_attempts_null ? 'n' : ' ';
     nulls[9] = d.enabled && has_next ? ' ' : 'n';
-    Execute(&kPutSchedule, args, nulls);
+    Execute(SchedulesHavePause() ? &kPutSchedule : &kPutSchedulePrevious, args, nulls);
     bool isnull = true;
     Datum stored = ResultValue(0, 1, &isnull);
     FinishSpi();
@@ -204,12 +237,36 @@ void DropSchedule(text *name)
         ReportUnknownSchedule(name);
 }
 
+bool SetSchedulePaused(text *name, bool paused)
+{
+    ConnectSpi();
+    Datum key[1] = {PointerGetDatum(name)};
+    if (Execute(&kLockSchedule, key, nullptr, 1) != 1)
+        ReportUnknownSchedule(name);  // removed since the caller looked
+    char *cron_text = TextDatumGetCString(ResultValue(0, 1));
+    char *time_zone = TextDatumGetCString(ResultValue(0, 2));
+    bool enabled = DatumGetBool(ResultValue(0, 3));
+    bool was_paused = DatumGetBool(ResultValue(0, 4));
+    bool changed = was_paused != paused;
+    if (changed) {
+        // Resumed: the first slot after now, as a schedule enabled again.
+        TimestampTz next = 0;
+        bool has_next = !paused && enabled &&
+                        NextScheduledRun(cron_text, time_zone, ClockNow(), &next);
+        Datum args[3] = {PointerGetDatum(name), BoolGetDatum(paused), TimestampTzGetDatum(next)};
+        Execute(&kSetSchedulePaused, args, has_next ? nullptr : "  n");
+    }
+    FinishSpi();
+    return changed;
+}
+
 int64 RunDueSchedulesBatch(text *queue, int limit, int64 *jobs)
 {
     ConnectSpi();
     TimestampTz now = ClockNow();
     Datum find[3] = {TimestampTzGetDatum(now), PointerGetDatum(queue), Int32GetDatum(limit)};
-    uint64 n = Execute(&kDueSchedules, find, queue ? nullptr : " n ");
+    uint64 n = Execute(SchedulesHavePause() ? &kDueSchedules : &kDueSchedulesPrevious, find,
+                       queue ? nullptr : " n ");
     // SPI_tuptable belongs to the last statement: keep the due schedules apart.
     struct Due {
         text *name;

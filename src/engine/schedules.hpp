@@ -44,6 +44,12 @@ void DropSchedule(text *name);
 
 [[noreturn]] void ReportUnknownSchedule(text *name);
 
+// Pauses (paused) or resumes schedule `name`: a paused schedule has no next
+// run and fires nothing; a resumed one runs from its first slot after now,
+// none of the slots it was paused for. Returns whether the state changed.
+// QC006 when it does not exist.
+bool SetSchedulePaused(text *name, bool paused);
+
 // The reaper's pass: up to `limit` due schedules (of `queue`, or all when
 // NULL), each locked with SKIP LOCKED, get their jobs (core/schedule_plan.hpp)
 // and their next run, in the caller's transaction, so a slot's job and the

@@ -197,8 +197,10 @@ SELECT pg_catalog.pg_extension_config_dump('claimqueue.queue_grants', '');
 -- Recurring jobs (0.4.0): a schedule enqueues one job into its queue for each
 -- slot of its cron expression, in its time zone (api/schedules.sql,
 -- src/engine/schedules.cpp). next_run_at is the earliest slot that has no job
--- yet (NULL: disabled, or no slot before the year 10000); the reaper enqueues
--- a due slot's job and advances next_run_at in one transaction.
+-- yet (NULL: disabled, paused, or no slot before the year 10000); the reaper
+-- enqueues a due slot's job and advances next_run_at in one transaction.
+-- paused (0.5.0): an operator's pause_schedule(), kept when schedule()
+-- replaces the definition; resume_schedule() starts again from now.
 CREATE TABLE claimqueue.schedules (
     name          text PRIMARY KEY
                   CHECK (name ~ '^[a-z0-9_][a-z0-9_.-]{0,62}$'),
@@ -214,7 +216,8 @@ CREATE TABLE claimqueue.schedules (
     next_run_at   timestamptz,
     last_run_at   timestamptz,       -- the slot of the latest job enqueued
     last_job_id   bigint,            -- that job (it may have been purged since)
-    created_at    timestamptz NOT NULL DEFAULT pg_catalog.now()
+    created_at    timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    paused        boolean NOT NULL DEFAULT false
 );
 COMMENT ON TABLE claimqueue.schedules IS 'recurring jobs: one job into the queue per slot of the cron expression';
 -- The reaper's pass finds the due schedules without reading the others.

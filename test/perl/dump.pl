@@ -1,8 +1,8 @@
 # pg_dump and restore keep everything: queues (the default queue's changed
 # settings included, paused and failed_retention too), jobs in every state,
-# per-queue grants (to a role and to PUBLIC), schedules, lock namespaces of every
-# key mode and registered keys (with a gap
-# left by a rolled-back registration); and the restored database hands out new
+# per-queue grants (to a role and to PUBLIC), schedules (a paused one too),
+# lock namespaces of every key mode and registered keys (with a gap left by a
+# rolled-back registration); and the restored database hands out new
 # ids after the old ones (no id given twice).
 use strict;
 use warnings;
@@ -40,7 +40,9 @@ SELECT cancel(5);
 SELECT grant_queue('mail', 'consume', 'claimqueue_consumer'), grant_queue('mail', 'produce', 'public');
 SELECT schedule('mail-yearly', '0 3 1 jan *', 'mail', '{"k": 1}', timezone => 'Europe/Berlin',
                 priority => 5, catch_up => 'all'),
-       schedule('default-yearly', '@yearly', 'default', enabled => false);
+       schedule('default-yearly', '@yearly', 'default', enabled => false),
+       schedule('mail-daily', '@daily', 'mail');
+SELECT pause_schedule('mail-daily');
 SELECT create_queue('held', failed_retention => '1 hour');
 SELECT pause_queue('held');
 });
@@ -64,7 +66,7 @@ my @describe = (
 	           FROM claimqueue.jobs ORDER BY id',
 	'grants' => 'SELECT row(queue, privilege, grantee) FROM queue_privileges ORDER BY 1',
 	'schedules' => 'SELECT row(s.name, q.name, s.cron, s.timezone, s.payload, s.priority, s.max_attempts,
-	                           s.catch_up, s.enabled, s.next_run_at, s.last_run_at, s.last_job_id)
+	                           s.catch_up, s.enabled, s.next_run_at, s.last_run_at, s.last_job_id, s.paused)
 	                FROM claimqueue.schedules s JOIN claimqueue.queues q USING (queue_id) ORDER BY s.name',
 	'next ids' => q{SELECT enqueue('mail');
 	                SELECT create_queue('new-after-restore');

@@ -374,6 +374,12 @@ sub ticks_whole
 			AND bool_and(payload->>'db' = '$db') $ticks}), 't',
 		"$db: one job for every slot, $what");
 }
+# A paused schedule beside it: the reaper fires none of its slots while it
+# fires tick's, across the crash and restarts below (the pause is a column of
+# the schedule's row).
+app(q{SELECT schedule('paused-tick', 'every 1 second', 'ticks', catch_up => 'all');
+	SELECT pause_schedule('paused-tick')});
+my $paused_ticks = q{FROM claimqueue.jobs WHERE payload->'claimqueue'->>'schedule' = 'paused-tick'};
 ticks_whole($node, 'app', 3, 'in the background');
 ticks_whole($node, 'app2', 3, 'in a second database');
 
@@ -411,6 +417,18 @@ ok(becomes('app', $job, 'ready'),
 	'after an immediate shutdown, the lease that expired while the server was down comes back');
 ticks_whole($node, 'app', 3, 'across a SIGKILL, a restart and an immediate shutdown');
 ticks_whole($node, 'app2', 3, 'in the second database, across the same');
+is(app(q{SELECT paused FROM schedules WHERE name = 'paused-tick'}), 't',
+	'a paused schedule is still paused after a SIGKILL, a restart and an immediate shutdown');
+is(app("SELECT count(*) $paused_ticks"), '0',
+	'while the reaper fired tick, the paused schedule fired nothing');
+# Resumed: it fires again, from its first slot after the resume, none of the
+# slots it was paused for (catch_up 'all' would have given them jobs).
+my $resumed_after = app('SELECT clock_timestamp()');
+app(q{SELECT resume_schedule('paused-tick')});
+ok($node->poll_query_until('app', "SELECT count(*) >= 2 $paused_ticks"), 'resumed, it fires');
+is(app("SELECT count(*) $paused_ticks AND run_at < '$resumed_after'"), '0',
+	'no job for a slot from before it was resumed');
+app(q{SELECT unschedule('paused-tick')});
 
 # --- a hot standby is idle; after promotion it reaps
 $node->backup('base');

@@ -251,7 +251,8 @@ SELECT set_eq(
              UNION ALL
              SELECT format('%%I.%%s', %L, f)::regprocedure::text
              FROM unnest(ARRAY['schedule(text,text,text,jsonb,text,integer,integer,text,boolean)',
-                               'unschedule(text)', 'run_schedules(text)']) AS f$$,
+                               'unschedule(text)', 'run_schedules(text)',
+                               'pause_schedule(text)', 'resume_schedule(text)']) AS f$$,
            :'cq', :'cq', :'lock_api', :'cq', :'cq', :'cq'),
     'the extension''s functions are exactly the 25 API functions, 17 helpers, ready_position, the lock-namespace functions, dequeue_wait, await_jobs and the schedule functions (their contract: schedules.sql)');
 

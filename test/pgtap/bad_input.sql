@@ -15,7 +15,7 @@
 
 \ir setup.psql
 
-SELECT plan(200);
+SELECT plan(205);
 
 -- The state the matrix runs against: queue has_jobs with job 1 running
 -- (attempt 1) and jobs 2 and 3 done; the job sequence restarts so ids are known.
@@ -211,7 +211,13 @@ INSERT INTO matrix VALUES
  (169, 'SELECT fail(1, 1, ''x'', ''1 second'', retryable => false)', '22023'),
  (170, 'SELECT fail(1, 1, repeat(''x'', 65537))', '54000'),
  (171, 'SELECT fail(999999, 1, ''x'', retryable => false)', 'QC002'),
- (172, 'SELECT * FROM job_errors(NULL)', '22004')
+ (172, 'SELECT * FROM job_errors(NULL)', '22004'),
+ -- pause_schedule, resume_schedule (0.5.0).
+ (173, 'SELECT pause_schedule(NULL)', '22004'),
+ (174, 'SELECT pause_schedule(''nope'')', 'QC006'),
+ (175, 'SELECT pause_schedule(''Bad Name!'')', '22023'),
+ (176, 'SELECT resume_schedule(NULL)', '22004'),
+ (177, 'SELECT resume_schedule(''nope'')', 'QC006')
 ;
 
 SELECT throws_ok(call, sqlstate, NULL, format('%s raises %s', call, sqlstate))

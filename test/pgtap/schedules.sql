@@ -1,5 +1,6 @@
 -- The contract of recurring jobs, checked with pgTAP: schedule(),
--- unschedule(), run_schedules() and the view schedules (signatures, defaults,
+-- unschedule(), pause_schedule(), resume_schedule(), run_schedules() and the
+-- view schedules (signatures, defaults,
 -- privileges), the per-queue manage grant they need, the view's filter, and
 -- the SQLSTATEs of bad input. (Their behaviour: sql/schedules.sql; races:
 -- test/isolation/specs/schedule_replace.spec; the reaper: test/perl/reaper.pl.)
@@ -10,7 +11,7 @@
 
 \ir setup.psql
 
-SELECT plan(59);
+SELECT plan(87);
 
 CREATE TEMP TABLE api (
     ord     int PRIMARY KEY,
@@ -27,9 +28,11 @@ INSERT INTO api VALUES
      'max_attempts integer DEFAULT NULL::integer, catch_up text DEFAULT ''one''::text, '
      'enabled boolean DEFAULT true'),
  (2, 'unschedule', '{text}', 'void', 'name text'),
- (3, 'run_schedules', '{text}', 'bigint', 'queue text DEFAULT NULL::text');
+ (3, 'run_schedules', '{text}', 'bigint', 'queue text DEFAULT NULL::text'),
+ (4, 'pause_schedule', '{text}', 'boolean', 'name text'),
+ (5, 'resume_schedule', '{text}', 'boolean', 'name text');
 
--- 3 x 11 per-function assertions ---------------------------------------------
+-- 5 x 11 per-function assertions ---------------------------------------------
 SELECT has_function(:'cq', fn, args) FROM api ORDER BY ord;
 SELECT function_returns(:'cq', fn, args, returns) FROM api ORDER BY ord;
 SELECT is(pg_catalog.pg_get_function_arguments(
@@ -68,7 +71,8 @@ SELECT results_eq(
     $$VALUES ('name', 'text'), ('cron', 'text'), ('timezone', 'text'), ('queue', 'text'),
              ('next_run_at', 'timestamp with time zone'), ('last_run_at', 'timestamp with time zone'),
              ('last_job_id', 'bigint'), ('enabled', 'boolean'), ('catch_up', 'text'),
-             ('priority', 'smallint'), ('max_attempts', 'integer'), ('payload', 'jsonb')$$,
+             ('priority', 'smallint'), ('max_attempts', 'integer'), ('payload', 'jsonb'),
+             ('paused', 'boolean')$$,
     'schedules has the documented columns');
 SELECT table_privs_are(:'cq', 'schedules', 'public', '{}'::name[],
                        'PUBLIC has no privileges on the view schedules');
@@ -92,7 +96,8 @@ SELECT schedule('tap-theirs', '@daily', 'tap_sched_theirs');
 SELECT throws_ok($$SELECT claimqueue_tap_sched.as_role('SELECT schedule(''tap-x'', ''@daily'', ''tap_sched_mine'')')$$,
                  '42501', NULL, 'without EXECUTE, schedule() is refused');
 GRANT EXECUTE ON FUNCTION
-    schedule(text, text, text, jsonb, text, integer, integer, text, boolean), unschedule(text)
+    schedule(text, text, text, jsonb, text, integer, integer, text, boolean), unschedule(text),
+    pause_schedule(text), resume_schedule(text)
 TO claimqueue_tap_sched;
 GRANT SELECT ON schedules TO claimqueue_tap_sched;
 SELECT throws_ok($$SELECT claimqueue_tap_sched.as_role('SELECT schedule(''tap-x'', ''@daily'', ''tap_sched_mine'')')$$,
@@ -113,6 +118,16 @@ SELECT throws_ok($$SELECT claimqueue_tap_sched.as_role('SELECT unschedule(''tap-
                  'unschedule() of a schedule that does not exist');
 SELECT throws_ok($$SELECT claimqueue_tap_sched.as_role('SELECT schedule(''tap-theirs'', ''@daily'', ''tap_sched_mine'')')$$,
                  '42501', NULL, 'replacing another queue''s schedule is refused');
+SELECT throws_ok($$SELECT claimqueue_tap_sched.as_role('SELECT pause_schedule(''tap-theirs'')')$$,
+                 'QC006', 'schedule "tap-theirs" does not exist',
+                 'pause_schedule() of a schedule of a queue the role holds no privilege on reads as a missing one');
+SELECT throws_ok($$SELECT claimqueue_tap_sched.as_role('SELECT resume_schedule(''tap-theirs'')')$$,
+                 'QC006', 'schedule "tap-theirs" does not exist',
+                 'resume_schedule() of a schedule of a queue the role holds no privilege on reads as a missing one');
+SELECT is(claimqueue_tap_sched.as_role('SELECT pause_schedule(''tap-x'')'), 'true',
+          'pause_schedule() of a schedule of a queue it manages');
+SELECT is(claimqueue_tap_sched.as_role('SELECT resume_schedule(''tap-x'')'), 'true',
+          'resume_schedule() of a schedule of a queue it manages');
 SELECT lives_ok($$SELECT claimqueue_tap_sched.as_role('SELECT unschedule(''tap-x'')')$$,
                 'unschedule() of a schedule of a queue it manages');
 
@@ -132,6 +147,12 @@ SELECT throws_ok($$SELECT schedule('tap-bad', '@daily', 'no_such_queue')$$, 'QC0
 SELECT throws_ok($$SELECT unschedule('no-such-schedule')$$, 'QC006',
                  'schedule "no-such-schedule" does not exist',
                  'unschedule() of an unknown schedule raises QC006');
+SELECT throws_ok($$SELECT pause_schedule('no-such-schedule')$$, 'QC006',
+                 'schedule "no-such-schedule" does not exist',
+                 'pause_schedule() of an unknown schedule raises QC006');
+SELECT throws_ok($$SELECT resume_schedule('no-such-schedule')$$, 'QC006',
+                 'schedule "no-such-schedule" does not exist',
+                 'resume_schedule() of an unknown schedule raises QC006');
 SELECT throws_ok($$SELECT schedule(NULL, '@daily', 'tap_sched_mine')$$, '22004', NULL,
                  'schedule() with a NULL name raises 22004');
 SELECT throws_ok($$SELECT schedule('tap-bad', '@daily', 'tap_sched_mine', priority => -101)$$, '22003', NULL,

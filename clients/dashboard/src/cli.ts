@@ -6,7 +6,7 @@
 import { Inspector, JOB_STATES } from 'claimqueue';
 import type { JobRow, JobState } from 'claimqueue';
 import type { Pool } from 'pg';
-import { type Actions, sqlActions } from './actions';
+import { type Actions, adminActions } from './actions';
 import { makePool } from './connect';
 import { startDashboard } from './server';
 
@@ -40,6 +40,9 @@ commands:
   cancel ID...                   ready or running jobs cancelled
   cancel --queue Q [--state ready|running] --all
   pause QUEUE / resume QUEUE
+  pause --schedule NAME / resume --schedule NAME
+                                 a paused schedule fires no job; resumed, it runs
+                                 from its next slot, none of those it missed
   schedules [--queue Q]
   dashboard [--host H] [--port P] [--token T | --basic USER:PASSWORD] [--read-only]
                                  the web dashboard (127.0.0.1:8089 by default)
@@ -47,7 +50,7 @@ commands:
 connection: --url postgres://..., or CLAIMQUEUE_URL, or PGHOST, PGPORT, PGUSER, PGDATABASE, PGPASSWORD
 
 exit codes: 0 done; 1 other error; 2 wrong command line; 3 no connection or no extension;
-            4 permission denied (42501); 5 no such queue or job; 6 not in a state that allows it
+            4 permission denied (42501); 5 no such queue, job or schedule; 6 not in a state that allows it
 `;
 
 class UsageError extends Error {}
@@ -58,7 +61,7 @@ interface Parsed {
   flags: Map<string, string | true>;
 }
 
-const VALUED = new Set(['url', 'queue', 'state', 'key', 'id', 'limit', 'after', 'host', 'port', 'token', 'basic']);
+const VALUED = new Set(['url', 'queue', 'schedule', 'state', 'key', 'id', 'limit', 'after', 'host', 'port', 'token', 'basic']);
 const BOOLEAN = new Set(['json', 'all', 'read-only', 'help']);
 
 export function parse(argv: string[]): Parsed {
@@ -133,8 +136,8 @@ class NotFound extends Error {}
 async function run(p: Parsed, pool: Pool, actions: Actions | null): Promise<number> {
   const json = p.flags.has('json');
   const inspector = new Inspector(pool);
-  const schema = await inspector.schema();
-  const act = actions ?? sqlActions(pool, schema);
+  await inspector.schema();  // no extension: the connection's exit code, before anything else
+  const act = actions ?? adminActions(pool);
   const emit = (value: unknown, text: () => string) => out(json ? JSON.stringify(value, null, 2) + '\n' : text());
   switch (p.command) {
     case 'status': {
@@ -218,6 +221,13 @@ async function run(p: Parsed, pool: Pool, actions: Actions | null): Promise<numb
     }
     case 'pause':
     case 'resume': {
+      const schedule = str(p, 'schedule');
+      if (schedule !== undefined) {
+        if (p.positional.length !== 0) throw new UsageError(`${p.command} takes one queue or --schedule NAME, not both`);
+        const changed = p.command === 'pause' ? await act.pauseSchedule(schedule) : await act.resumeSchedule(schedule);
+        emit({ schedule, changed }, () => `schedule ${schedule}: ${changed ? (p.command === 'pause' ? 'paused' : 'resumed') : `already ${p.command === 'pause' ? 'paused' : 'active'}`}\n`);
+        return EXIT.ok;
+      }
       if (p.positional.length !== 1) throw new UsageError(`${p.command} takes one queue`);
       const queue = p.positional[0];
       const changed = p.command === 'pause' ? await act.pause(queue) : await act.resume(queue);
@@ -226,8 +236,9 @@ async function run(p: Parsed, pool: Pool, actions: Actions | null): Promise<numb
     }
     case 'schedules': {
       const rows = await inspector.schedules(str(p, 'queue'));
-      emit(rows, () => table(['name', 'queue', 'cron', 'time zone', 'next run', 'last run', 'enabled'],
-        rows.map((s) => [s.name, s.queue, s.cron, s.timezone, s.nextRunAt, s.lastRunAt, s.enabled ? 'yes' : 'no'])));
+      emit(rows, () => table(['name', 'queue', 'cron', 'time zone', 'next run', 'last run', 'state'],
+        rows.map((s) => [s.name, s.queue, s.cron, s.timezone, s.nextRunAt, s.lastRunAt,
+          s.paused ? 'paused' : s.enabled ? 'active' : 'disabled'])));
       return EXIT.ok;
     }
     default:
@@ -241,7 +252,7 @@ export function exitCodeOf(err: any): number {
   if (err instanceof NotFound) return EXIT.notFound;
   const code: string | undefined = err?.code;
   if (code === '42501') return EXIT.denied;
-  if (code === 'QC001' || code === 'QC002' || code === '3D000') return code === '3D000' ? EXIT.connection : EXIT.notFound;
+  if (code === 'QC001' || code === 'QC002' || code === 'QC006' || code === '3D000') return code === '3D000' ? EXIT.connection : EXIT.notFound;
   if (code === 'QC004' || code === 'QC005' || code === '55006') return EXIT.conflict;
   if (code === '28P01' || code === '28000' || code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'ECONNRESET' ||
       code === '57P03' || /extension is not installed/.test(err?.message ?? '')) return EXIT.connection;

@@ -174,7 +174,7 @@ ${ctx.actions && canManage ? (settings.paused ? actionForm(ctx, '/actions/resume
 </section>
 <section>
 <h2>Schedules</h2>
-${schedules.length === 0 ? html`<p class="note">None.</p>` : schedulesTable(schedules)}
+${schedules.length === 0 ? html`<p class="note">None.</p>` : schedulesTable(ctx, schedules, manage)}
 </section>
 <section>
 <h2>Jobs</h2>
@@ -248,18 +248,26 @@ ${page.rows.length === 0 ? html`<p class="note">No dead letters.</p>` : ''}
 ${pager('/dead-letters', filter, page.next)}`;
 }
 
-function schedulesTable(rows: ScheduleRow[]): Html {
+function schedulesTable(ctx: PageContext, rows: ScheduleRow[], manage: Set<string>): Html {
   return html`<table>
-<thead><tr><th>name</th><th>queue</th><th>cron</th><th>time zone</th><th>next run</th><th>last run</th><th>last job</th><th>enabled</th><th>catch-up</th></tr></thead>
+<thead><tr><th>name</th><th>queue</th><th>cron</th><th>time zone</th><th>next run</th><th>last run</th><th>last job</th><th>state</th><th>catch-up</th></tr></thead>
 <tbody>${rows.map((s) => html`<tr data-schedule="${s.name}"><td>${s.name}</td><td><a href="/queues/${encodeURIComponent(s.queue)}">${s.queue}</a></td>
 <td><code>${s.cron}</code></td><td>${s.timezone}</td><td>${when(s.nextRunAt)}</td><td>${when(s.lastRunAt)}</td>
 <td>${s.lastJobId !== null ? html`<a href="/jobs/${s.lastJobId}">${s.lastJobId}</a>` : '–'}</td>
-<td>${s.enabled ? 'yes' : html`<span class="badge paused">paused</span>`}</td><td>${s.catchUp}</td></tr>`)}</tbody>
+<td>${s.paused ? html`<span class="badge paused">paused</span>` : s.enabled ? 'active' : html`<span class="badge paused">disabled</span>`}
+${scheduleAction(ctx, s, manage.has(s.queue))}</td><td>${s.catchUp}</td></tr>`)}</tbody>
 </table>`;
 }
 
-export function schedulesPage(rows: ScheduleRow[]): Html {
-  return html`<div data-live id="schedules">${rows.length === 0 ? html`<p class="note">No schedules.</p>` : schedulesTable(rows)}</div>`;
+// Pause or resume: only for a role that manages the schedule's queue, never read-only.
+function scheduleAction(ctx: PageContext, s: ScheduleRow, canManage: boolean): Html {
+  if (!ctx.actions || !canManage) return html``;
+  return s.paused ? actionForm(ctx, '/actions/resume-schedule', { schedule: s.name }, 'Resume')
+    : actionForm(ctx, '/actions/pause-schedule', { schedule: s.name }, 'Pause');
+}
+
+export function schedulesPage(ctx: PageContext, rows: ScheduleRow[], manage: Set<string>): Html {
+  return html`<div data-live id="schedules">${rows.length === 0 ? html`<p class="note">No schedules.</p>` : schedulesTable(ctx, rows, manage)}</div>`;
 }
 
 export function claimsPage(ctx: PageContext, page: Page<JobRow>, queue?: string): Html {

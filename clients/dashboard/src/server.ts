@@ -1,7 +1,7 @@
 // The dashboard's HTTP server (node:http, no framework). It connects as one
 // PostgreSQL role and shows and does what that role's grants allow: the pages
 // read the views the server filters by privilege, and each action is a call of
-// the extension's function, which checks the queue's manage privilege itself
+// the extension's function through the Node client's admin API, which checks the queue's manage privilege itself
 // (a refusal, 42501, comes back as 403 with the SQLSTATE).
 //
 // Security: binds 127.0.0.1 unless told otherwise, and then only with a token
@@ -18,7 +18,7 @@ import path from 'node:path';
 import type { Pool } from 'pg';
 import { Inspector, JOB_STATES } from 'claimqueue';
 import type { JobState } from 'claimqueue';
-import { type Actions, sqlActions } from './actions';
+import { type Actions, adminActions } from './actions';
 import { makePool } from './connect';
 import {
   claimsPage, deadLettersPage, errorPage, jobPage, layout, locksPage, overviewPage, queuePage,
@@ -36,7 +36,7 @@ export interface DashboardOptions {
   readOnly?: boolean;
   /** Use this pool instead of one made from url. */
   pool?: Pool;
-  /** Actions through this instead of the SQL calls (the admin API, when there). */
+  /** Actions through this instead of the Node client's admin API (tests). */
   actions?: Actions;
 }
 
@@ -63,7 +63,7 @@ class HttpError extends Error {
 export function statusOfSqlState(code: string | undefined): number {
   if (!code) return 500;
   if (code === '42501') return 403;
-  if (code === 'QC001' || code === 'QC002') return 404;
+  if (code === 'QC001' || code === 'QC002' || code === 'QC006') return 404;
   if (code === 'QC004' || code === 'QC005' || code === '55006' || code === '55000') return 409;
   if (code.startsWith('22')) return 400;
   return 500;
@@ -141,8 +141,8 @@ export async function startDashboard(options: DashboardOptions = {}): Promise<Da
   const pool = options.pool ?? makePool(options.url);
   const ownPool = !options.pool;
   const inspector = new Inspector(pool);
-  const schema = await inspector.schema();
-  const actions = options.actions ?? sqlActions(pool, schema);
+  await inspector.schema();  // no extension: an error now, not at the first page
+  const actions = options.actions ?? adminActions(pool);
   const { rows: who } = await pool.query('SELECT current_user AS role, current_database() AS database');
   const files = staticFiles();
   const secret = randomBytes(32);
@@ -224,7 +224,11 @@ export async function startDashboard(options: DashboardOptions = {}): Promise<Da
       }
       return { title: 'Dead letters', body: deadLettersPage(ctx, await inspector.overview(), filter, rows) };
     }
-    if (p === '/schedules') return { title: 'Schedules', body: schedulesPage(await inspector.schedules()) };
+    if (p === '/schedules') {
+      const rows = await inspector.schedules();
+      const manage = await inspector.manageable([...new Set(rows.map((r) => r.queue))]);
+      return { title: 'Schedules', body: schedulesPage(ctx, rows, manage) };
+    }
     if (p === '/claims') {
       const queue = q.get('queue') || undefined;
       return { title: 'Running claims', body: claimsPage(ctx, await inspector.claims({ queue, after: q.get('after') }), queue) };
@@ -243,6 +247,13 @@ export async function startDashboard(options: DashboardOptions = {}): Promise<Da
         const queue = form.get('queue') ?? '';
         const changed = a === 'pause' ? await actions.pause(queue) : await actions.resume(queue);
         return changed ? `${a === 'pause' ? 'Paused' : 'Resumed'} ${queue}` : `${queue} was already ${a === 'pause' ? 'paused' : 'active'}`;
+      }
+      case 'pause-schedule':
+      case 'resume-schedule': {
+        const name = form.get('schedule') ?? '';
+        const pause = a === 'pause-schedule';
+        const changed = pause ? await actions.pauseSchedule(name) : await actions.resumeSchedule(name);
+        return changed ? `${pause ? 'Paused' : 'Resumed'} schedule ${name}` : `Schedule ${name} was already ${pause ? 'paused' : 'active'}`;
       }
       case 'retry':
       case 'cancel': {

@@ -100,6 +100,26 @@ test('pause and resume', async () => {
   assert.equal(await paused(), false);
 });
 
+test('pause and resume a schedule', async () => {
+  const paused = async () => (await client.query("SELECT paused FROM claimqueue.schedules WHERE name = 'nightly-report'")).rows[0].paused;
+  const r = cq(['pause', '--schedule', 'nightly-report']);
+  assert.equal(r.code, 0, r.err);
+  assert.equal(await paused(), true);
+  assert.match(cq(['schedules']).out, /^nightly-report\s.*\spaused$/m);
+  assert.match(cq(['pause', '--schedule', 'nightly-report']).out, /already paused/);
+  const j = cq(['resume', '--schedule', 'nightly-report', '--json']);
+  assert.equal(j.code, 0, j.err);
+  assert.deepEqual(JSON.parse(j.out), { schedule: 'nightly-report', changed: true });
+  assert.equal(await paused(), false);
+  assert.equal(cq(['pause', 'reports', '--schedule', 'nightly-report']).code, 2);
+  const missing = cq(['pause', '--schedule', 'no-such-schedule']);
+  assert.equal(missing.code, 5, missing.err);
+  assert.match(missing.err, /schedule "no-such-schedule" does not exist \(SQLSTATE QC006\)/);
+  const denied = cq(['pause', '--schedule', 'leap-digest'], { url: urlFor(DB, 'cq_test_reader', 'secret') });
+  assert.equal(denied.code, 4, denied.err);
+  assert.equal((await client.query("SELECT paused FROM claimqueue.schedules WHERE name = 'leap-digest'")).rows[0].paused, false);
+});
+
 test('bulk retry of a queue\'s dead letters', async () => {
   const r = cq(['retry', '--queue', 'emails', '--state', 'cancelled', '--json']);
   assert.equal(r.code, 0, r.err);

@@ -146,6 +146,23 @@ test('pause stops claims; resume lets them go on', async () => {
   await context.close();
 });
 
+test('a click on Pause pauses the schedule in the database; Resume resumes it', async () => {
+  const paused = async () => (await client.query("SELECT paused, next_run_at FROM claimqueue.schedules WHERE name = 'nightly-report'")).rows[0];
+  const { page, context } = await open(admin, '/schedules');
+  const row = page.locator('tr[data-schedule="nightly-report"]');
+  await Promise.all([page.waitForNavigation(), row.locator('button[data-action="pause-schedule"]').click()]);
+  assert.deepEqual(await paused(), { paused: true, next_run_at: null });
+  assert.match(await page.locator('.flash').innerText(), /Paused schedule nightly-report/);
+  assert.match(await row.innerText(), /paused/);
+  await page.screenshot({ path: path.join(SHOTS, 'schedules-paused.png'), fullPage: true });
+  await Promise.all([page.waitForNavigation(), row.locator('button[data-action="resume-schedule"]').click()]);
+  const resumed = await paused();
+  assert.equal(resumed.paused, false);
+  assert.ok(resumed.next_run_at > new Date(), 'resumed: its next run is after now');
+  assert.equal(await row.locator('button[data-action="pause-schedule"]').count(), 1);
+  await context.close();
+});
+
 async function post(dashboard, pathname, form, cookie) {
   return fetch(new URL(pathname, dashboard.url), {
     method: 'POST', redirect: 'manual',
@@ -178,7 +195,7 @@ test('a POST without the CSRF token, or with another session\'s, is refused and 
 });
 
 test('a role without manage rights sees no action, and a forged POST gets 403 with the server\'s 42501', async () => {
-  for (const p of ['/', '/queues/emails', `/jobs/${ids.failed}`, '/dead-letters']) {
+  for (const p of ['/', '/queues/emails', `/jobs/${ids.failed}`, '/dead-letters', '/schedules']) {
     const { page, context, response } = await open(reader, p);
     assert.equal(response.status(), 200, p);
     assert.equal(await page.locator('button[data-action]').count(), 0, p);
@@ -186,6 +203,9 @@ test('a role without manage rights sees no action, and a forged POST gets 403 wi
     if (p === '/') {
       assert.deepEqual(await page.locator('tr[data-queue]').evaluateAll((r) => r.map((x) => x.dataset.queue)), ['emails']);
       await page.screenshot({ path: path.join(SHOTS, 'reader-overview.png'), fullPage: true });
+    }
+    if (p === '/schedules') {
+      assert.deepEqual(await page.locator('tr[data-schedule]').evaluateAll((r) => r.map((x) => x.dataset.schedule)), ['leap-digest']);
     }
     await context.close();
   }
@@ -197,10 +217,14 @@ test('a role without manage rights sees no action, and a forged POST gets 403 wi
   const p = await post(reader, '/actions/pause', { queue: 'emails', csrf }, cookie);
   assert.equal(p.status, 403);
   assert.match(await p.text(), /42501/);
+  const s = await post(reader, '/actions/pause-schedule', { schedule: 'leap-digest', csrf }, cookie);
+  assert.equal(s.status, 403);
+  assert.match(await s.text(), /42501/);
+  assert.equal((await client.query("SELECT paused FROM claimqueue.schedules WHERE name = 'leap-digest'")).rows[0].paused, false);
 });
 
 test('--read-only offers no action and accepts none', async () => {
-  for (const p of ['/', '/queues/emails', `/jobs/${ids.failed}`, '/dead-letters']) {
+  for (const p of ['/', '/queues/emails', `/jobs/${ids.failed}`, '/dead-letters', '/schedules']) {
     const { page, context } = await open(readOnly, p);
     assert.equal(await page.locator('button[data-action]').count(), 0, p);
     assert.match(await page.locator('header').innerText(), /read-only/);

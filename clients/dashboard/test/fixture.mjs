@@ -1,7 +1,7 @@
 // A database for the command line and dashboard tests, on the server the PG*
 // variables name (pg_virtualenv's): claimqueue installed into a schema of its
 // own (so every unqualified call would fail), queues with jobs in every state,
-// a schedule, an XSS payload, and three roles: an administrator, a reader of
+// schedules, an XSS payload, and three roles: an administrator, a reader of
 // one queue (consume, no manage), and the login the pages connect as.
 import pg from 'pg';
 
@@ -79,6 +79,8 @@ export async function makeDatabase(name, { doneJobs = 0, history = false } = {})
     // reports: ready jobs, a schedule
     await q("SELECT count(*) FROM cq.enqueue_batch('reports', ARRAY['{\"r\": 1}', '{\"r\": 2}', '{\"r\": 3}']::jsonb[])");
     await q("SELECT cq.schedule('nightly-report', '0 3 * * *', 'reports', '{\"kind\": \"nightly\"}')");
+    // A schedule of the reader's queue (it sees it, without a button); 29 February only.
+    await q("SELECT cq.schedule('leap-digest', '0 0 29 2 *', 'emails')");
     // An advisory lock namespace (the locks page lists what is held at the time).
     await q("SELECT cq.lock_namespace('billing', 'hash')");
     if (doneJobs > 0) {

@@ -58,6 +58,8 @@ export interface Schedule {
   priority: number;
   maxAttempts: number | null;
   payload: unknown;
+  /** Paused with pauseSchedule: no next run, fires nothing until resumed. */
+  paused: boolean;
 }
 
 export interface BulkOptions {
@@ -287,6 +289,16 @@ export class ClaimQueue {
   /** unschedule: QC006 when there is no such schedule. */
   async unschedule(name: string): Promise<void> {
     await this.call('unschedule', [name]);
+  }
+
+  /** pause_schedule: the schedule fires nothing until resumed; true if it was running. */
+  async pauseSchedule(name: string): Promise<boolean> {
+    return (await this.call('pause_schedule', [name], []))[0].r;
+  }
+
+  /** resume_schedule: it fires again from its first slot after now (no missed slots); true if it was paused. */
+  async resumeSchedule(name: string): Promise<boolean> {
+    return (await this.call('resume_schedule', [name], []))[0].r;
   }
 
   /** The schedules of the queues this role may see. */

@@ -119,6 +119,7 @@ export interface ScheduleRow {
   priority: number;
   maxAttempts: number | null;
   payload: unknown;
+  paused: boolean;
 }
 
 export interface ReaperRow {
@@ -561,12 +562,13 @@ export class Inspector {
     const s = await this.q();
     const { rows } = await this.db.query(
       `SELECT name, queue, cron, timezone, next_run_at, last_run_at, last_job_id, enabled, catch_up,
-              priority, max_attempts, payload
+              priority, max_attempts, payload, paused
          FROM ${s}.schedules WHERE $1::text IS NULL OR queue = $1 ORDER BY name`, [queue ?? null]);
     return rows.map((r) => ({
       name: r.name, queue: r.queue, cron: r.cron, timezone: r.timezone, nextRunAt: r.next_run_at,
       lastRunAt: r.last_run_at, lastJobId: numOrNull(r.last_job_id), enabled: r.enabled,
       catchUp: r.catch_up, priority: r.priority, maxAttempts: r.max_attempts, payload: r.payload,
+      paused: r.paused,
     }));
   }
 

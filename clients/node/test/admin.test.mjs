@@ -105,6 +105,19 @@ test('schedules: create, list, remove', async () => {
   assert.equal(s.queue, 'sched_q');
   assert.equal(s.timezone, 'Europe/Paris');
   assert.deepEqual(s.payload, { report: true });
+  assert.equal(s.paused, false);
+  assert.equal(await cq.pauseSchedule('nightly'), true);
+  assert.equal(await cq.pauseSchedule('nightly'), false);
+  const [p] = (await cq.schedules()).filter((x) => x.name === 'nightly');
+  assert.equal(p.paused, true);
+  assert.equal(p.nextRunAt, null);
+  assert.equal(await cq.resumeSchedule('nightly'), true);
+  assert.equal(await cq.resumeSchedule('nightly'), false);
+  const [r] = (await cq.schedules()).filter((x) => x.name === 'nightly');
+  assert.equal(r.paused, false);
+  assert.ok(r.nextRunAt.getTime() >= next.getTime()); // the first slot after the resume
+  await assert.rejects(cq.pauseSchedule('no-such'), (err) => err.code === 'QC006' && /"no-such"/.test(err.message));
+  await assert.rejects(cq.resumeSchedule('no-such'), (err) => err.code === 'QC006');
   await cq.unschedule('nightly');
   assert.equal((await cq.schedules()).filter((x) => x.name === 'nightly').length, 0);
   await assert.rejects(cq.unschedule('nightly'), (err) => err.code === 'QC006');

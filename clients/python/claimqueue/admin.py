@@ -157,6 +157,7 @@ class Schedule:
     priority: int
     max_attempts: Optional[int]
     payload: Any
+    paused: bool
 
 
 def schedule(conn: psycopg.Connection[Any], name: str, cron: str, queue: str, payload: Any = None, *,
@@ -175,6 +176,16 @@ def schedule(conn: psycopg.Connection[Any], name: str, cron: str, queue: str, pa
 def unschedule(conn: psycopg.Connection[Any], name: str) -> None:
     """Removes a schedule (QC006 when there is none); its jobs already enqueued stay."""
     _run(conn, "SELECT {cq}.unschedule(%s)", [name])
+
+
+def pause_schedule(conn: psycopg.Connection[Any], name: str) -> bool:
+    """The schedule fires nothing until resumed; True if it was running."""
+    return bool(_one(conn, "SELECT {cq}.pause_schedule(%s)", [name]))
+
+
+def resume_schedule(conn: psycopg.Connection[Any], name: str) -> bool:
+    """The schedule fires again from its first slot after now, none it missed; True if it was paused."""
+    return bool(_one(conn, "SELECT {cq}.resume_schedule(%s)", [name]))
 
 
 def schedules(conn: psycopg.Connection[Any], queue: Optional[str] = None) -> List[Schedule]:

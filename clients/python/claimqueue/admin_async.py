@@ -100,6 +100,16 @@ async def unschedule(conn: psycopg.AsyncConnection[Any], name: str) -> None:
     await _run(conn, "SELECT {cq}.unschedule(%s)", [name])
 
 
+async def pause_schedule(conn: psycopg.AsyncConnection[Any], name: str) -> bool:
+    """The schedule fires nothing until resumed; True if it was running."""
+    return bool(await _one(conn, "SELECT {cq}.pause_schedule(%s)", [name]))
+
+
+async def resume_schedule(conn: psycopg.AsyncConnection[Any], name: str) -> bool:
+    """The schedule fires again from its first slot after now, none it missed; True if it was paused."""
+    return bool(await _one(conn, "SELECT {cq}.resume_schedule(%s)", [name]))
+
+
 async def schedules(conn: psycopg.AsyncConnection[Any], queue: Optional[str] = None) -> List[Schedule]:
     """The schedules (of one queue)."""
     return await _rows(conn, Schedule, f"SELECT {_columns(Schedule)} FROM {{cq}}.schedules "

@@ -47,6 +47,21 @@ def test_schedules(lib, db, new_queue):
     assert (s.name, s.cron, s.timezone, s.priority, s.payload, s.enabled) == (
         "adm_nightly", "0 3 * * *", "Europe/Paris", 5, {"report": True}, True)
     assert admin.run_schedules(lib, queue) == 0          # not due yet
+    assert s.paused is False
+    assert admin.pause_schedule(lib, "adm_nightly") is True
+    assert admin.pause_schedule(lib, "adm_nightly") is False
+    [p] = admin.schedules(lib, queue)
+    assert (p.paused, p.next_run_at) == (True, None)
+    assert admin.resume_schedule(lib, "adm_nightly") is True
+    assert admin.resume_schedule(lib, "adm_nightly") is False
+    [r] = admin.schedules(lib, queue)
+    assert r.paused is False and r.next_run_at >= next_run   # the first slot after the resume
+    with pytest.raises(claimqueue.ClaimQueueError) as unknown:
+        admin.pause_schedule(lib, "adm_no_such")
+    assert unknown.value.sqlstate == "QC006" and '"adm_no_such"' in str(unknown.value)
+    with pytest.raises(claimqueue.ClaimQueueError) as unknown:
+        admin.resume_schedule(lib, "adm_no_such")
+    assert unknown.value.sqlstate == "QC006"
     admin.unschedule(lib, "adm_nightly")
     assert admin.schedules(lib, queue) == []
     with pytest.raises(claimqueue.ClaimQueueError) as missing:
@@ -151,6 +166,11 @@ def test_the_async_twins_on_an_async_connection(conninfo, db, new_queue):
             assert await admin_async.pause_queue(conn, "adm_async") is True
             assert (await admin_async.queue_settings(conn, "adm_async"))[0].paused is True
             assert await admin_async.resume_queue(conn, "adm_async") is True
+            await admin_async.schedule(conn, "adm_async_tick", "@daily", "adm_async")
+            assert await admin_async.pause_schedule(conn, "adm_async_tick") is True
+            assert (await admin_async.schedules(conn, "adm_async"))[0].paused is True
+            assert await admin_async.resume_schedule(conn, "adm_async_tick") is True
+            await admin_async.unschedule(conn, "adm_async_tick")
             ids = await claimqueue.enqueue_batch_async(conn, "adm_async", [{"n": 1}, {"n": 2}])
             info = await admin_async.job(conn, ids[0])
             assert (info.state, info.payload) == ("ready", {"n": 1})

@@ -7,8 +7,9 @@
 --                        complete_and_dequeue, fail, snooze, heartbeat, next_due,
 --                        dequeue_wait, job_status, job_errors, await_jobs
 --   claimqueue_admin     EXECUTE on all of these and the administration
---                        functions (schedule, unschedule, run_schedules
---                        among them); every queue without a grant
+--                        functions (schedule, unschedule, pause_schedule,
+--                        resume_schedule, run_schedules among them); every
+--                        queue without a grant
 -- All three may read the views. Per-queue grants (grant_queue, api/access.sql)
 -- come on top: a producer or consumer acts only on the queues it holds the
 -- privilege for. Every function and view has had EXECUTE or SELECT revoked
@@ -74,6 +75,8 @@ TO claimqueue_producer, claimqueue_consumer, claimqueue_admin;
 GRANT EXECUTE ON FUNCTION
     @extschema@.schedule(text, text, text, jsonb, text, integer, integer, text, boolean),
     @extschema@.unschedule(text),
+    @extschema@.pause_schedule(text),
+    @extschema@.resume_schedule(text),
     @extschema@.run_schedules(text)
 TO claimqueue_admin;
 GRANT SELECT ON @extschema@.schedules

@@ -93,3 +93,8 @@ CREATE TABLE claimqueue.queue_samples (
 );
 COMMENT ON TABLE claimqueue.queue_samples
     IS 'queue_metrics sampled by the reaper about once a minute, two hours kept (queue_history)';
+
+-- Paused schedules (pause_schedule, resume_schedule): an operator's pause,
+-- apart from the definition's enabled, so declaring a schedule again keeps
+-- it. A paused schedule has no next run.
+ALTER TABLE claimqueue.schedules ADD COLUMN paused boolean NOT NULL DEFAULT false;
