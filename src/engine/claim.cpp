@@ -71,25 +71,41 @@ char *JobState(int64 id, int32 *attempt = nullptr)
     return TextDatumGetCString(ResultValue(0, 1));
 }
 
-// Called when a fenced change found the job not running under `attempt`:
-// says why, with the right code. Connects to SPI itself (a cold path).
-[[noreturn]] void ReportNotHeld(int64 id, int32 attempt, const char *action)
+[[noreturn]] void ReportClaimedAfterSnapshot(int64 id, int32 attempt, const char *action)
 {
-    ConnectSpi();
-    Datum args[1] = {Int64GetDatum(id)};
-    // Under REPEATABLE READ or SERIALIZABLE the snapshot may predate the
-    // claim: if the job is running under this attempt by now, the claim is
-    // valid and only this transaction is too old to act on it.
-    if (IsolationUsesXactSnapshot() && ExecuteLatest(&kJobState, args, nullptr, 1) == 1 &&
-        DatumGetInt32(ResultValue(0, 2)) == attempt &&
-        strcmp(TextDatumGetCString(ResultValue(0, 1)), "running") == 0)
-        ereport(ERROR,
-                (errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-                 errmsg("could not %s job %lld: it was claimed after this transaction's snapshot",
-                        action, (long long) id),
-                 errhint("Retry the transaction; attempt %d still holds the job.", attempt)));
+    ereport(ERROR,
+            (errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+             errmsg("could not %s job %lld: it was claimed after this transaction's snapshot",
+                    action, (long long) id),
+             errhint("Retry the transaction; attempt %d still holds the job.", attempt)));
+}
+
+// Called when a fenced change found the job not running under `attempt`:
+// says why, with the right code. On one server it connects to SPI itself (a
+// cold path); under Citus it reads the job from the shard `rows` has open,
+// where a statement would ask every shard of the cluster.
+[[noreturn]] void ReportNotHeld(JobRows *rows, int64 id, int32 attempt, const char *action)
+{
     int32 current;
-    char *state = JobState(id, &current);
+    char *state;
+    if (JobsDistributed()) {
+        if (!ReadLatestJobState(rows, id, &state, &current))
+            ReportJobNotFound(id);
+        // The latest state is the one a READ COMMITTED caller would be told.
+        if (IsolationUsesXactSnapshot() && current == attempt && strcmp(state, "running") == 0)
+            ReportClaimedAfterSnapshot(id, attempt, action);
+    } else {
+        ConnectSpi();
+        Datum args[1] = {Int64GetDatum(id)};
+        // Under REPEATABLE READ or SERIALIZABLE the snapshot may predate the
+        // claim: if the job is running under this attempt by now, the claim
+        // is valid and only this transaction is too old to act on it.
+        if (IsolationUsesXactSnapshot() && ExecuteLatest(&kJobState, args, nullptr, 1) == 1 &&
+            DatumGetInt32(ResultValue(0, 2)) == attempt &&
+            strcmp(TextDatumGetCString(ResultValue(0, 1)), "running") == 0)
+            ReportClaimedAfterSnapshot(id, attempt, action);
+        state = JobState(id, &current);
+    }
     ereport(ERROR,
             (errcode(ERRCODE_CQ_STALE_CLAIM),
              errmsg("cannot %s job %lld: attempt %d no longer holds it", action, (long long) id,
@@ -211,20 +227,40 @@ uint64 ClaimFromQueue(JobRows *rows, int32 queue_id, text *worker, int32 batch,
     return claimed;
 }
 
+// `*rows` open for queue_id's jobs: kept when they hold them, else closed
+// and opened again (under Citus the queue's shard may be another).
+void RowsFor(JobRows **rows, int32 queue_id)
+{
+    if (*rows != nullptr && JobRowsHoldQueue(*rows, queue_id))
+        return;
+    if (*rows != nullptr)
+        CloseJobRows(*rows);
+    *rows = nullptr;
+    *rows = OpenJobRows(queue_id);
+}
+
+int64 ClaimOwner(JobRows *rows, bool release_on_disconnect);
+
 // The claim by queue name, with the id from the queue cache when it has one,
 // so a claim needs no lookup. A claim that finds nothing under a cached id
 // looks the name up again (it raises QC001 if the queue is gone): a queue
-// dropped and re-created under the same name has a new id.
-uint64 ClaimInto(JobRows *rows, text *queue, text *worker, int32 batch, Interval *lease,
-                 int64 owner, TimestampTz now, Tuplestorestate *out, TupleDesc out_desc)
+// dropped and re-created under the same name has a new id. `*rows` (nullptr:
+// none open yet) is opened for the queue's table.
+uint64 ClaimInto(JobRows **rows, text *queue, text *worker, int32 batch, Interval *lease,
+                 bool release_on_disconnect, TimestampTz now, Tuplestorestate *out,
+                 TupleDesc out_desc)
 {
     int32 cached = CachedQueueId(queue);
     int32 queue_id = cached != 0 ? cached : LookUpQueueId(queue);
-    uint64 n = ClaimFromQueue(rows, queue_id, worker, batch, lease, owner, now, out, out_desc);
+    RowsFor(rows, queue_id);
+    int64 owner = ClaimOwner(*rows, release_on_disconnect);
+    uint64 n = ClaimFromQueue(*rows, queue_id, worker, batch, lease, owner, now, out, out_desc);
     if (n == 0 && cached != 0) {
         int32 current = LookUpQueueId(queue);
-        if (current != queue_id)
-            n = ClaimFromQueue(rows, current, worker, batch, lease, owner, now, out, out_desc);
+        if (current != queue_id) {
+            RowsFor(rows, current);
+            n = ClaimFromQueue(*rows, current, worker, batch, lease, owner, now, out, out_desc);
+        }
     }
     return n;
 }
@@ -259,7 +295,7 @@ void CompleteInto(JobRows *rows, int64 id, int32 attempt, struct varlena *result
     done.result = result;
     done.action = "complete";
     if (!FindRunningJob(rows, id, attempt, &job) || !UpdateRunningJob(rows, attempt, done))
-        ReportNotHeld(id, attempt, "complete");
+        ReportNotHeld(rows, id, attempt, "complete");
     CountTransition(job.queue_id, Transition::kComplete);
     NoteJobFinished(id);
 }
@@ -292,9 +328,9 @@ uint64 ClaimJobs(text *queue, text *worker, int32 batch, Interval *lease,
     TakeInQueueChanges();
     NoteClaimStarting();  // before the clock is read for the leases
     TimestampTz now = ClockNow();
-    JobRows *rows = OpenJobRows();
-    int64 owner = ClaimOwner(rows, release_on_disconnect);
-    uint64 n = ClaimInto(rows, queue, worker, batch, lease, owner, now, out, out_desc);
+    JobRows *rows = nullptr;
+    uint64 n = ClaimInto(&rows, queue, worker, batch, lease, release_on_disconnect, now, out,
+                         out_desc);
     CloseJobRows(rows);
     return n;
 }
@@ -307,11 +343,14 @@ uint64 CompleteAndClaimJobs(const int64 *id, int32 attempt, struct varlena *resu
     TakeInQueueChanges();
     NoteClaimStarting();  // before the clock is read for the leases
     TimestampTz now = ClockNow();
-    JobRows *rows = OpenJobRows();
-    int64 owner = ClaimOwner(rows, release_on_disconnect);  // before the completion, too
-    if (id != nullptr)
+    JobRows *rows = nullptr;
+    if (id != nullptr) {
+        rows = OpenJobRowsOfJob(*id);
+        (void) ClaimOwner(rows, release_on_disconnect);  // before the completion, too
         CompleteInto(rows, *id, attempt, result, now);  // raises before anything is claimed
-    uint64 n = ClaimInto(rows, queue, worker, batch, lease, owner, now, out, out_desc);
+    }
+    uint64 n = ClaimInto(&rows, queue, worker, batch, lease, release_on_disconnect, now, out,
+                         out_desc);
     CloseJobRows(rows);
     return n;
 }
@@ -332,7 +371,7 @@ bool NextDue(text *queue, TimestampTz *due)
 void CompleteJob(int64 id, int32 attempt, struct varlena *result)
 {
     TimestampTz now = ClockNow();
-    JobRows *rows = OpenJobRows();
+    JobRows *rows = OpenJobRowsOfJob(id);
     CompleteInto(rows, id, attempt, result, now);
     CloseJobRows(rows);
 }
@@ -343,7 +382,16 @@ void CompleteJobs(int n, const int64 *ids, const int32 *attempts,
     // In the order given; the first job not held raises, and the error undoes
     // the others.
     TimestampTz now = ClockNow();
-    JobRows *rows = OpenJobRows();
+    if (JobsDistributed()) {
+        // Under Citus each job's shard is found by its id (job_rows.hpp).
+        for (int i = 0; i < n; i++) {
+            JobRows *rows = OpenJobRowsOfJob(ids[i]);
+            CompleteInto(rows, ids[i], attempts[i], results ? results[i] : nullptr, now);
+            CloseJobRows(rows);
+        }
+        return;
+    }
+    JobRows *rows = OpenJobRows(0);
     for (int i = 0; i < n; i++)
         CompleteInto(rows, ids[i], attempts[i], results ? results[i] : nullptr, now);
     CloseJobRows(rows);
@@ -378,10 +426,10 @@ Jsonb *ErrorEntry(int32 attempt, TimestampTz at, text *error, Jsonb *detail)
 const char *FailJob(int64 id, int32 attempt, text *error, Interval *retry_in, bool retryable,
                     Jsonb *detail)
 {
-    JobRows *rows = OpenJobRows();
+    JobRows *rows = OpenJobRowsOfJob(id);
     JobRow job;
     if (!FindRunningJob(rows, id, attempt, &job))
-        ReportNotHeld(id, attempt, "fail");
+        ReportNotHeld(rows, id, attempt, "fail");
     TimestampTz now = ClockNow();
     bool dead = !retryable || attempt >= job.max_attempts;
     JobUpdate update = {};
@@ -412,7 +460,7 @@ const char *FailJob(int64 id, int32 attempt, text *error, Interval *retry_in, bo
         NoteJobsReady(facts->name, 1, next_run);
     }
     if (!UpdateRunningJob(rows, attempt, update))
-        ReportNotHeld(id, attempt, "fail");
+        ReportNotHeld(rows, id, attempt, "fail");
     CountTransition(job.queue_id, dead ? Transition::kFailDead : Transition::kFailRetry);
     if (dead)
         NoteJobFinished(id);
@@ -422,10 +470,10 @@ const char *FailJob(int64 id, int32 attempt, text *error, Interval *retry_in, bo
 
 TimestampTz SnoozeJob(int64 id, int32 attempt, Interval *delay)
 {
-    JobRows *rows = OpenJobRows();
+    JobRows *rows = OpenJobRowsOfJob(id);
     JobRow job;
     if (!FindRunningJob(rows, id, attempt, &job))
-        ReportNotHeld(id, attempt, "snooze");
+        ReportNotHeld(rows, id, attempt, "snooze");
     TimestampTz now = ClockNow();
     TimestampTz next_run = now + IntervalUsec(delay);
     const QueueFacts *facts = FactsOf(job.queue_id);
@@ -443,7 +491,7 @@ TimestampTz SnoozeJob(int64 id, int32 attempt, Interval *delay)
     update.add_max_attempts = 1;
     NoteJobsReady(facts->name, 1, next_run);
     if (!UpdateRunningJob(rows, attempt, update))
-        ReportNotHeld(id, attempt, "snooze");
+        ReportNotHeld(rows, id, attempt, "snooze");
     CountTransition(job.queue_id, Transition::kSnooze);
     CloseJobRows(rows);
     return next_run;
@@ -451,17 +499,17 @@ TimestampTz SnoozeJob(int64 id, int32 attempt, Interval *delay)
 
 TimestampTz HeartbeatJob(int64 id, int32 attempt, Interval *extend)
 {
-    JobRows *rows = OpenJobRows();
+    JobRows *rows = OpenJobRowsOfJob(id);
     JobRow job;
     if (!FindRunningJob(rows, id, attempt, &job))
-        ReportNotHeld(id, attempt, "heartbeat");
+        ReportNotHeld(rows, id, attempt, "heartbeat");
     TimestampTz expires = ClockNow() + LeaseUsec(job.queue_id, extend);
     JobUpdate update = {};
     update.action = "heartbeat";
     update.set_lease = true;
     update.lease_expires_at = expires;
     if (!UpdateRunningJob(rows, attempt, update))
-        ReportNotHeld(id, attempt, "heartbeat");
+        ReportNotHeld(rows, id, attempt, "heartbeat");
     CloseJobRows(rows);
     return expires;
 }

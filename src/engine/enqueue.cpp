@@ -143,7 +143,7 @@ bool InsertDirectly(int32 queue_id, const NewJob &job, text *dedup_key, Timestam
         return false;  // gone meanwhile: the INSERT reports it
     row.payload = job.payload;
     row.dedup_key = dedup_key;
-    JobRows *rows = OpenJobRows();
+    JobRows *rows = OpenJobRows(queue_id);
     bool direct = Writable(rows, job, dedup_key != nullptr);
     if (direct) {
         row.pos = ReadyPosition(queue_id, row.priority, row.run_at, now);
@@ -245,7 +245,7 @@ bool InsertBatchDirectly(int32 queue_id, ArrayType *payloads, const NewJob &comm
     NewJobRow row;
     if (!RowOf(queue_id, common, now, &row))
         return false;
-    JobRows *rows = OpenJobRows();
+    JobRows *rows = OpenJobRows(queue_id);
     bool direct = Writable(rows, common, false);
     if (direct) {
         Datum *elements;

@@ -17,6 +17,7 @@ extern "C" {
 #include "catalog/pg_namespace.h"
 #include "commands/trigger.h"
 #include "executor/executor.h"
+#include "postmaster/postmaster.h"
 #include "rewrite/rewriteHandler.h"
 #include "storage/lmgr.h"
 #include "storage/bufmgr.h"
@@ -32,8 +33,12 @@ extern "C" {
 
 #include "core/rules.hpp"
 #include "engine/claim_limits.hpp"
+#include "engine/job_shards.hpp"
+#include "engine/queue_cache.hpp"
+#include "pg/errors.h"
 #include "pg/compat.hpp"
 #include "pg/search_path.hpp"
+#include "pg/statement.hpp"
 
 namespace claimqueue {
 namespace {
@@ -60,12 +65,14 @@ const char *const kColumnNames[kColumns] = {
 struct Writer {
     MemoryContext context;
     Oid relid;
+    int64 shardid;    // a shard of the distributed table (Citus): its id; else 0
     AttrNumber attnum[kColumns];
     int nindexes;
     Oid *index_oids;
     int pkey_index;   // positions in index_oids / ri_IndexRelationDescs
-    // jobs_pkey when its key is the id alone, which no update changes: its
-    // entries are made without the uniqueness check (UpdateTupleAndIndexes).
+    // jobs_pkey when its key is the id (with queue_id under Citus), which no
+    // update changes: its entries are made without the uniqueness check
+    // (UpdateTupleAndIndexes).
     int same_key_index;
     int ready_index;
     int running_index;      // jobs_running_idx led by queue_id (0.5.0), -1 when not
@@ -100,29 +107,12 @@ Writer *kept = nullptr;
 bool kept_valid = false;
 Oid jobs_relid = InvalidOid;  // as last looked up; forgotten when it changes
 bool jobs_distributed = false;  // whether Citus distributes it, as of that look-up
+Oid last_job_shard = InvalidOid;  // the shard OpenJobRowsOfJob found a job in last
 
 void Discard(Writer *w)
 {
     if (w != nullptr)
         MemoryContextDelete(w->context);
-}
-
-// Whether Citus distributes the table `relid`: a row of pg_dist_partition,
-// Citus's catalog, read directly (claimqueue does not link with Citus).
-bool DistributedByCitus(Oid relid)
-{
-    Oid catalog = get_relname_relid("pg_dist_partition", PG_CATALOG_NAMESPACE);
-    if (!OidIsValid(catalog))
-        return false;
-    Relation rel = table_open(catalog, AccessShareLock);
-    ScanKeyData key;
-    // Its first column, logicalrelid (regclass).
-    ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(relid));
-    SysScanDesc scan = systable_beginscan(rel, InvalidOid, false, nullptr, 1, &key);
-    bool found = HeapTupleIsValid(systable_getnext(scan));
-    systable_endscan(scan);
-    table_close(rel, AccessShareLock);
-    return found;
 }
 
 }  // namespace
@@ -181,7 +171,20 @@ bool RunsAddedCode(Relation rel, ResultRelInfo *rri)
     return false;
 }
 
-Writer *Build(Relation rel, MemoryContext parent)
+// Whether `index` is claimqueue.jobs's index `name`: on a shard of the
+// distributed table (shardid > 0), Citus names it with "_<shard id>" appended.
+bool IsIndex(Relation index, const char *name, int64 shardid)
+{
+    const char *actual = RelationGetRelationName(index);
+    if (shardid == 0)
+        return strcmp(actual, name) == 0;
+    size_t len = strlen(name);
+    char suffix[32];
+    snprintf(suffix, sizeof(suffix), "_" INT64_FORMAT, shardid);
+    return strncmp(actual, name, len) == 0 && strcmp(actual + len, suffix) == 0;
+}
+
+Writer *Build(Relation rel, int64 shardid, MemoryContext parent)
 {
     MemoryContext context =
         AllocSetContextCreate(parent, "claimqueue jobs writer", ALLOCSET_DEFAULT_SIZES);
@@ -189,6 +192,7 @@ Writer *Build(Relation rel, MemoryContext parent)
     Writer *w = (Writer *) palloc0(sizeof(Writer));
     w->context = context;
     w->relid = RelationGetRelid(rel);
+    w->shardid = shardid;
     for (int c = 0; c < kColumns; c++) {
         w->attnum[c] = get_attnum(w->relid, kColumnNames[c]);
         if (w->attnum[c] == InvalidAttrNumber && c < kFirstOptionalColumn)
@@ -213,31 +217,34 @@ Writer *Build(Relation rel, MemoryContext parent)
     for (int i = 0; i < w->nindexes; i++) {
         Relation index = w->rri->ri_IndexRelationDescs[i];
         w->index_oids[i] = RelationGetRelid(index);
-        if (strcmp(RelationGetRelationName(index), "jobs_pkey") == 0)
+        if (IsIndex(index, "jobs_pkey", shardid))
             w->pkey_index = i;
-        else if (strcmp(RelationGetRelationName(index), "jobs_ready_idx") == 0)
+        else if (IsIndex(index, "jobs_ready_idx", shardid))
             w->ready_index = i;
-        else if (strcmp(RelationGetRelationName(index), "jobs_running_idx") == 0 &&
+        else if (IsIndex(index, "jobs_running_idx", shardid) &&
                  index->rd_index->indnkeyatts >= 1 &&
                  index->rd_index->indkey.values[0] == w->attnum[kQueueId])
             w->running_index = i;  // before 0.5.0 it was by lease_expires_at alone
-        else if (strcmp(RelationGetRelationName(index), "jobs_running_key_idx") == 0)
+        else if (IsIndex(index, "jobs_running_key_idx", shardid))
             w->running_key_index = i;
-        else if (strcmp(RelationGetRelationName(index), "jobs_fair_idx") == 0)
+        else if (IsIndex(index, "jobs_fair_idx", shardid))
             w->fair_index = i;
-        else if (strcmp(RelationGetRelationName(index), "jobs_dedup_idx") == 0 &&
+        else if (IsIndex(index, "jobs_dedup_idx", shardid) &&
                  index->rd_index->indisunique)
             w->dedup_index = i;
     }
     if (w->pkey_index < 0 || w->ready_index < 0)
         elog(ERROR, "claimqueue: claimqueue.jobs lacks jobs_pkey or jobs_ready_idx");
     Relation pkey = w->rri->ri_IndexRelationDescs[w->pkey_index];
-    w->same_key_index = pkey->rd_index->indnatts == 1 &&
-                                pkey->rd_index->indkey.values[0] == w->attnum[kId] &&
-                                w->rri->ri_IndexRelationInfo[w->pkey_index]->ii_Expressions == NIL &&
-                                w->rri->ri_IndexRelationInfo[w->pkey_index]->ii_Predicate == NIL
-                            ? w->pkey_index
-                            : -1;
+    // The key is the id, or (id, queue_id) on a table distributed by Citus
+    // (distribute()): no update changes either column.
+    bool same_key = w->rri->ri_IndexRelationInfo[w->pkey_index]->ii_Expressions == NIL &&
+                    w->rri->ri_IndexRelationInfo[w->pkey_index]->ii_Predicate == NIL &&
+                    pkey->rd_index->indnatts >= 1 && pkey->rd_index->indnatts <= 2 &&
+                    pkey->rd_index->indkey.values[0] == w->attnum[kId];
+    if (pkey->rd_index->indnatts == 2)
+        same_key = same_key && pkey->rd_index->indkey.values[1] == w->attnum[kQueueId];
+    w->same_key_index = same_key ? w->pkey_index : -1;
     // Slots over a copy of the descriptor: a slot pins a reference-counted
     // descriptor (the relcache's) with the current resource owner, which a
     // slot kept across transactions must not do. The copy keeps the
@@ -344,12 +351,15 @@ struct JobRows {
     EPQState epq;
     bool have_found;    // scan_slot holds the job FindRunningJob found
     int search_path_level;  // PinSearchPath's, while the writes may run added code
+    bool routed;            // statements were routed to the shard (RouteJobsTo)
+    char *previous_route;   // the route before, restored at close
 };
 
 // Relation changes (the session module calls it): the kept writer goes when
 // the table or one of its indexes changes, or on a reset of every relation.
 void JobRowsAtRelationChange(Oid relid)
 {
+    JobShardsAtRelationChange(relid, jobs_relid);
     if (!OidIsValid(relid) || relid == jobs_relid)
         jobs_relid = InvalidOid;
     if (kept != nullptr && (!OidIsValid(relid) || RelevantRelation(kept, relid)))
@@ -366,6 +376,10 @@ static void InterruptedUse()
 
 void JobRowsAtTransactionEnd(XactEvent event)
 {
+    // A call that an error interrupted left its shard's route set.
+    if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT ||
+        event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT)
+        (void) RouteJobsTo(nullptr);
     if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
         InterruptedUse();
 }
@@ -373,21 +387,156 @@ void JobRowsAtTransactionEnd(XactEvent event)
 void JobRowsAtSubtransactionEnd(SubXactEvent event)
 {
     if (event == SUBXACT_EVENT_ABORT_SUB)
+        (void) RouteJobsTo(nullptr);
+    if (event == SUBXACT_EVENT_ABORT_SUB)
         InterruptedUse();
 }
 
-JobRows *OpenJobRows()
+namespace {
+
+[[noreturn]] void ReportDistributed()
+{
+    ereport(ERROR,
+            (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+             errmsg("claimqueue.jobs is distributed by Citus: jobs cannot be enqueued, "
+                    "claimed or finished through this node's table"),
+             errdetail("After claimqueue.distribute() the jobs live in the shards on the "
+                       "workers, and this version does not route these calls there yet."),
+             errhint("See \"Scaling out with Citus\" in the documentation.")));
+}
+
+// A call on a node that does not hold the queue's shard. On the coordinator
+// (group 0, which holds no shard) the calls are not routed yet.
+[[noreturn]] void ReportQueueElsewhere(int32 queue_id, int64 shardid)
+{
+    if (LocalGroupId() == 0 || shardid == 0)
+        ReportDistributed();
+    const QueueFacts *facts = QueueFactsById(queue_id);
+    char id[32];
+    snprintf(id, sizeof(id), "%d", queue_id);
+    ereport(ERROR,
+            (errcode(ERRCODE_CQ_QUEUE_ELSEWHERE),
+             errmsg("queue \"%s\" is not on this node (Citus group %d, port %d)",
+                    facts != nullptr ? facts->name : id, LocalGroupId(), PostPortNumber),
+             errdetail("Its jobs are in shard " INT64_FORMAT " of claimqueue.jobs, which has no "
+                       "placement on this node.",
+                       shardid),
+             errhint("Call it through the coordinator, or on the node that holds shard "
+                     INT64_FORMAT " (pg_dist_shard_placement names it).",
+                     shardid)));
+}
+
+// The table the calls of queue_id write: claimqueue.jobs, or under Citus the
+// local shard holding the queue's jobs; opened ROW EXCLUSIVE, with the
+// distributed table itself when it is one. *shardid: 0, or the shard's id.
+Relation OpenTableOf(int32 queue_id, int64 *shardid)
 {
     Relation rel = table_open(JobsRelid(), RowExclusiveLock);  // takes in invalidations
     JobsRelid();  // again, should those have reset it
-    if (jobs_distributed)
-        ereport(ERROR,
-                (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                 errmsg("claimqueue.jobs is distributed by Citus: jobs cannot be enqueued, "
-                        "claimed or finished through this node's table"),
-                 errdetail("After claimqueue.distribute() the jobs live in the shards on the "
-                           "workers, and this version does not route these calls there yet."),
-                 errhint("See \"Scaling out with Citus\" in the documentation.")));
+    *shardid = 0;
+    if (!jobs_distributed)
+        return rel;
+    Oid shell = RelationGetRelid(rel);
+    table_close(rel, NoLock);  // the lock is kept to the end of the transaction
+    for (;;) {
+        JobsShard shard = LocalJobsShard(shell, queue_id);
+        if (!OidIsValid(shard.relid))
+            ReportQueueElsewhere(queue_id, shard.shardid);
+        rel = table_open(shard.relid, RowExclusiveLock);
+        // Opening it took in invalidations: a move that committed meanwhile
+        // placed the shard elsewhere (its old relation is dropped later).
+        if (LocalJobsShard(shell, queue_id).relid == shard.relid) {
+            *shardid = shard.shardid;
+            return rel;
+        }
+        table_close(rel, NoLock);
+    }
+}
+
+JobRows *OpenRows(Relation rel, int64 shardid);
+
+}  // namespace
+
+bool JobsDistributed()
+{
+    JobsRelid();
+    return jobs_distributed;
+}
+
+JobRows *OpenJobRows(int32 queue_id)
+{
+    int64 shardid;
+    Relation rel = OpenTableOf(queue_id, &shardid);
+    return OpenRows(rel, shardid);
+}
+
+bool JobRowsHoldQueue(JobRows *rows, int32 queue_id)
+{
+    if (!jobs_distributed)
+        return true;
+    return LocalJobsShard(JobsRelid(), queue_id).relid == RelationGetRelid(rows->rel);
+}
+
+JobRows *OpenJobRowsOfJob(int64 id)
+{
+    if (!JobsDistributed())
+        return OpenJobRows(0);
+    // The job's shard is found by its id alone: each shard of this node is
+    // asked by the primary key (id, queue_id), its first column, for any
+    // version of the job. Ids are unique across the cluster.
+    Relation shell = table_open(JobsRelid(), RowExclusiveLock);
+    Oid shell_relid = RelationGetRelid(shell);
+    table_close(shell, NoLock);
+    JobsShard *shards;
+    int n = LocalJobsShards(shell_relid, &shards);
+    // The shard of the last job found is asked first: a worker's session
+    // mostly finishes jobs of the queue it claims from.
+    int first = 0;
+    for (int i = 0; i < n; i++)
+        if (shards[i].relid == last_job_shard)
+            first = i;
+    for (int k = 0; k < n; k++) {
+        int i = (first + k) % n;
+        Relation rel = table_open(shards[i].relid, RowExclusiveLock);
+        List *indexes = RelationGetIndexList(rel);  // fills rd_pkindex
+        list_free(indexes);
+        bool found = false;
+        if (OidIsValid(rel->rd_pkindex)) {
+            Relation index = index_open(rel->rd_pkindex, RowExclusiveLock);
+            ScanKeyData key;
+            ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(id));
+            IndexScanDesc scan = BeginIndexScan(rel, index, SnapshotAny, 1);
+            index_rescan(scan, &key, 1, nullptr, 0);
+            found = index_getnext_tid(scan, ForwardScanDirection) != nullptr;
+            index_endscan(scan);
+            index_close(index, NoLock);
+        }
+        if (found) {
+            int64 shardid = shards[i].shardid;
+            last_job_shard = shards[i].relid;
+            pfree(shards);
+            return OpenRows(rel, shardid);
+        }
+        table_close(rel, NoLock);
+    }
+    pfree(shards);
+    if (LocalGroupId() == 0)
+        ReportDistributed();
+    ereport(ERROR,
+            (errcode(ERRCODE_CQ_QUEUE_ELSEWHERE),
+             errmsg("job %lld is not on this node (Citus group %d, port %d)", (long long) id,
+                    LocalGroupId(), PostPortNumber),
+             errdetail("None of this node's %d shards of claimqueue.jobs holds it: it is on "
+                       "another node, or does not exist.",
+                       n),
+             errhint("Call it through the coordinator, or on the node that holds the job's "
+                     "queue.")));
+}
+
+namespace {
+
+JobRows *OpenRows(Relation rel, int64 shardid)
+{
     JobRows *rows = (JobRows *) palloc0(sizeof(JobRows));
     rows->rel = rel;
     if (kept != nullptr && (!kept_valid || kept->relid != RelationGetRelid(rel))) {
@@ -402,12 +551,12 @@ JobRows *OpenJobRows()
         if (kept->runs_added_code)
             OpenIndexes(kept);
     } else if (may_keep && kept == nullptr) {
-        kept = Build(rel, CacheMemoryContext);
+        kept = Build(rel, shardid, CacheMemoryContext);
         kept_valid = true;
         rows->writer = kept;
         rows->kept = true;
     } else {
-        rows->writer = Build(rel, CurrentMemoryContext);
+        rows->writer = Build(rel, shardid, CurrentMemoryContext);
     }
     Writer *w = rows->writer;
     w->in_use = true;
@@ -422,8 +571,19 @@ JobRows *OpenJobRows()
     CheckCmdReplicaIdentity(rel, CMD_UPDATE);
     AfterTriggerBeginQuery();
     InitEmptyEvalPlanQual(&rows->epq, w->estate);
+    if (shardid != 0) {
+        // The call's statements on claimqueue.jobs (the claim cursors' walk and
+        // promotion) read this shard, as its single-row path does.
+        const char *previous = RouteJobsTo(
+            quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
+                                       RelationGetRelationName(rel)));
+        rows->routed = true;
+        rows->previous_route = previous != nullptr ? pstrdup(previous) : nullptr;
+    }
     return rows;
 }
+
+}  // namespace
 
 bool JobRowsHaveOwners(JobRows *rows)
 {
@@ -474,6 +634,8 @@ void CloseJobRows(JobRows *rows)
         Discard(w);
     }
     UnpinSearchPath(rows->search_path_level);
+    if (rows->routed)
+        (void) RouteJobsTo(rows->previous_route);
     pfree(rows);
 }
 
@@ -1156,6 +1318,26 @@ bool FindRunningJob(JobRows *rows, int64 id, int32 attempt, JobRow *job)
     return true;
 }
 
+bool ReadLatestJobState(JobRows *rows, int64 id, char **state, int32 *attempt)
+{
+    Writer *w = rows->writer;
+    Relation index = IndexOf(w, w->pkey_index);
+    ScanKeyData key;
+    ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(id));
+    Snapshot latest = RegisterSnapshot(GetLatestSnapshot());
+    IndexScanDesc scan = BeginIndexScan(rows->rel, index, latest, 1);
+    index_rescan(scan, &key, 1, nullptr, 0);
+    bool found = index_getnext_slot(scan, ForwardScanDirection, w->count_slot);
+    if (found) {
+        *state = TextDatumGetCString(Required(w, w->count_slot, kState));
+        *attempt = DatumGetInt32(Required(w, w->count_slot, kAttempt));
+    }
+    index_endscan(scan);
+    ExecClearTuple(w->count_slot);
+    UnregisterSnapshot(latest);
+    return found;
+}
+
 namespace {
 
 // history || entry (a one-element array), keeping the latest
@@ -1221,6 +1403,10 @@ void CompileDefaults(Writer *w, Relation rel)
 {
     MemoryContext caller = MemoryContextSwitchTo(w->estate->es_query_cxt);
     TupleDesc desc = RelationGetDescr(rel);
+    // A Citus shard has no defaults of its own (the id's sequence is the
+    // distributed table's): they are the distributed table's, by column name.
+    // It is locked already (OpenTableOf).
+    Relation shell = w->shardid != 0 ? table_open(JobsRelid(), NoLock) : nullptr;
     w->defaults = (ExprState **) palloc0(sizeof(ExprState *) * (desc->natts + 1));
     for (int c = 0; c < kColumns; c++)
         if ((kInsertSets & (1u << c)) && w->attnum[c] == InvalidAttrNumber)
@@ -1231,10 +1417,19 @@ void CompileDefaults(Writer *w, Relation rel)
             set = set || ((kInsertSets & (1u << c)) && w->attnum[c] == i + 1);
         if (set || TupleDescAttr(desc, i)->attisdropped || TupleDescAttr(desc, i)->attgenerated)
             continue;
-        Node *expr = build_column_default(rel, i + 1);
+        Node *expr;
+        if (shell != nullptr) {
+            AttrNumber at = get_attnum(RelationGetRelid(shell),
+                                       NameStr(TupleDescAttr(desc, i)->attname));
+            expr = at == InvalidAttrNumber ? nullptr : build_column_default(shell, at);
+        } else {
+            expr = build_column_default(rel, i + 1);
+        }
         if (expr != nullptr)
             w->defaults[i] = ExecPrepareExpr((Expr *) expr, w->estate);
     }
+    if (shell != nullptr)
+        table_close(shell, NoLock);
     MemoryContextSwitchTo(caller);
 }
 

@@ -27,7 +27,22 @@ Oid JobsRelid();
 // each index the new version gets an entry in; an UPDATE would lock all of
 // them. When a write may run added code (a trigger, a user's function in an
 // index or a constraint) all are opened here, as the executor opens them.
-JobRows *OpenJobRows();
+//
+// Under Citus (claimqueue.distribute()) the rows are those of the local shard
+// holding queue_id's jobs, its indexes matched by name plus "_<shard id>";
+// a queue whose shard is on another node raises QC007 (0A000 on the
+// coordinator, which holds no shard and does not route the calls yet). On one
+// server queue_id is not looked at.
+JobRows *OpenJobRows(int32 queue_id);
+// The same for the calls that name a job only: under Citus, the local shard
+// whose primary key has an entry for `id` (each of this node's shards is
+// asked, by its key's first column); QC007 when none has.
+JobRows *OpenJobRowsOfJob(int64 id);
+// Whether `rows` hold queue_id's jobs: always on one server; under Citus,
+// whether queue_id's shard is the one open.
+bool JobRowsHoldQueue(JobRows *rows, int32 queue_id);
+// Whether Citus distributes claimqueue.jobs.
+bool JobsDistributed();
 // Takes a new statement's snapshot for what follows, as SPI would for each
 // statement (READ COMMITTED: taken now, after the changes made so far;
 // REPEATABLE READ and SERIALIZABLE: the transaction's). A claim takes it after
@@ -158,6 +173,11 @@ bool InsertJob(JobRows *rows, const NewJobRow &job, int64 *id);
 // Finds job `id` as this statement's snapshot shows it (the primary key);
 // true when it is running under `attempt` (read into *job). Locks nothing.
 bool FindRunningJob(JobRows *rows, int64 id, int32 attempt, JobRow *job);
+
+// The job's state and attempt as the latest snapshot shows them, read by the
+// primary key of the table `rows` has open (an error's report, without SQL);
+// false when it has no job `id`.
+bool ReadLatestJobState(JobRows *rows, int64 id, char **state, int32 *attempt);
 
 // The new version of the job: `state` and the columns given. A NULL-able
 // timestamp is written as NULL when it is DT_NOBEGIN.

@@ -15,6 +15,8 @@
  *   QC004  job_state_conflict    retry/cancel on a job in the wrong state
  *   QC005  isolation_not_supported  dequeue/reap/purge/drop_queue under REPEATABLE READ or SERIALIZABLE
  *   QC006  schedule_not_found    the named schedule does not exist
+ *   QC007  queue_elsewhere       under Citus, a call made on a worker for a queue
+ *                                (or a job) whose shard is on another node
  *
  * Advisory-lock namespaces use the subclass QCL (as PostgreSQL's own 'P'
  * subclasses), so their codes never meet the numbered ones:
@@ -38,6 +40,7 @@
 #define ERRCODE_CQ_JOB_STATE_CONFLICT     MAKE_SQLSTATE('Q','C','0','0','4')
 #define ERRCODE_CQ_ISOLATION_NOT_SUPPORTED MAKE_SQLSTATE('Q','C','0','0','5')
 #define ERRCODE_CQ_SCHEDULE_NOT_FOUND     MAKE_SQLSTATE('Q','C','0','0','6')
+#define ERRCODE_CQ_QUEUE_ELSEWHERE        MAKE_SQLSTATE('Q','C','0','0','7')
 
 #define ERRCODE_CQ_LOCK_NAMESPACE_NOT_FOUND MAKE_SQLSTATE('Q','C','L','0','1')
 #define ERRCODE_CQ_LOCK_KEY_MODE_MISMATCH  MAKE_SQLSTATE('Q','C','L','0','2')

@@ -5,14 +5,72 @@
 
 extern "C" {
 #include "executor/tstoreReceiver.h"
+#include "lib/stringinfo.h"
 #include "nodes/params.h"
 #include "utils/snapmgr.h"
 }
 
 namespace claimqueue {
 
+static char routed_to[2 * NAMEDATALEN + 8];
+static bool routing = false;
+
+const char *RouteJobsTo(const char *table)
+{
+    static char previous[2 * NAMEDATALEN + 8];
+    bool was = routing;
+    strlcpy(previous, routed_to, sizeof(previous));
+    routing = table != nullptr;
+    strlcpy(routed_to, routing ? table : "", sizeof(routed_to));
+    return was ? previous : nullptr;
+}
+
+// stmt->sql with every mention of the table claimqueue.jobs (not of a longer
+// name) replaced by `table`; nullptr when it names none.
+static char *Routed(const char *sql, const char *table)
+{
+    static const char name[] = "claimqueue.jobs";
+    StringInfoData out;
+    bool any = false;
+    initStringInfo(&out);
+    const char *p = sql;
+    const char *at;
+    while ((at = strstr(p, name)) != nullptr) {
+        const char *end = at + sizeof(name) - 1;
+        bool whole = !(isalnum((unsigned char) *end) || *end == '_' || *end == '$') &&
+                     (at == sql || !(isalnum((unsigned char) at[-1]) || at[-1] == '_'));
+        appendBinaryStringInfo(&out, p, (int) (at - p));
+        appendStringInfoString(&out, whole ? table : name);
+        any = any || whole;
+        p = end;
+    }
+    appendStringInfoString(&out, p);
+    return any ? out.data : nullptr;
+}
+
 static SPIPlanPtr Prepared(Statement *stmt)
 {
+    if (routing) {
+        if (stmt->routed_plan != nullptr && strcmp(stmt->routed_to, routed_to) == 0)
+            return stmt->routed_plan;
+        char *sql = Routed(stmt->sql, routed_to);
+        if (sql != nullptr) {
+            SPIPlanPtr plan = SPI_prepare_cursor(
+                sql, stmt->nargs, stmt->argtypes,
+                stmt->custom_plan ? CURSOR_OPT_CUSTOM_PLAN : CURSOR_OPT_GENERIC_PLAN);
+            if (plan == nullptr)
+                elog(ERROR, "claimqueue: SPI_prepare failed: %s",
+                     SPI_result_code_string(SPI_result));
+            if (SPI_keepplan(plan) != 0)
+                elog(ERROR, "claimqueue: SPI_keepplan failed");
+            pfree(sql);
+            if (stmt->routed_plan != nullptr)
+                SPI_freeplan(stmt->routed_plan);
+            stmt->routed_plan = plan;
+            strlcpy(stmt->routed_to, routed_to, sizeof(stmt->routed_to));
+            return plan;
+        }
+    }
     if (stmt->plan == nullptr) {
         // The generic plan, unless the statement asks otherwise: almost every
         // statement here is a short indexed lookup whose plan does not depend

@@ -13,7 +13,16 @@ struct Statement {
     Oid argtypes[10];
     SPIPlanPtr plan;      // NULL until first use
     bool custom_plan;     // plan for each call's values instead of the generic plan
+    SPIPlanPtr routed_plan;     // the text on RouteJobsTo's table, while it is set
+    char routed_to[2 * NAMEDATALEN + 8];  // the table routed_plan reads
 };
+
+// While set (a qualified table name; nullptr: off), a statement that names
+// claimqueue.jobs reads and writes that table instead: under Citus, the local
+// shard of the queue a call serves, a plain table to PostgreSQL, where Citus
+// would plan the statement across the distributed table (and refuses some,
+// such as an UPDATE calling a volatile function). Returns the previous one.
+const char *RouteJobsTo(const char *table);
 
 // Runs a prepared statement inside the caller's SPI connection and returns
 // SPI_processed. `nulls` uses SPI's convention (' ' = value, 'n' = NULL) and may

@@ -150,8 +150,14 @@ check "a later call gives a worker without one its id range" \
 # coordinator's empty table underneath (0A000), and writes nothing.
 code=$(sqlstate 0 "SELECT enqueue('mail', '{}')")
 check "enqueue through the coordinator's own table is refused with 0A000 ($code)" test "$code" = 0A000
-code=$(sqlstate 1 "SELECT dequeue('mail', 'w1')")
-check "so is a claim on a worker's table underneath ($code)" test "$code" = 0A000
+# The node index (1 or 2) of the worker holding queue $1's shard.
+shard_node() {
+    local port
+    port=$(on 0 "SELECT nodeport FROM pg_dist_shard_placement WHERE shardid = get_shard_id_for_distribution_column('claimqueue.jobs', (SELECT queue_id FROM claimqueue.queues WHERE name = '$1'))")
+    for n in 1 2; do [ "${cq_ports[$n]}" = "$port" ] && echo "$n"; done
+}
+code=$(sqlstate $((3 - $(shard_node mail))) "SELECT dequeue('mail', 'w1')")
+check "a claim on the worker without the queue's shard is refused with QC007 ($code)" test "$code" = QC007
 check "and nothing was written" test "$(everything)" = "$before"
 # A grant revoked through the coordinator changes the shards of the
 # reference table, whose trigger invalidates the table itself: a session that
@@ -163,3 +169,110 @@ codes=$(psql -qXAt -v VERBOSITY=verbose -h 127.0.0.1 -p "${cq_ports[0]}" -U post
     -c "SET ROLE cq_citus_producer" -c "SELECT enqueue('mail', '{}')" 2>&1 >/dev/null |
     sed -n 's/^ERROR:  \([0-9A-Z]\{5\}\): .*/\1/p' | tr '\n' ' ')
 check "a session forgets a grant revoked on the reference table's shards ($codes)" test "$codes" = "0A000 42501 "
+
+# On a worker: the hot path on the local shard ------------------------------
+# A call made on the worker that holds a queue's shard runs the single-row
+# path on that shard (its indexes are the table's, named "_<shard id>"), as
+# on one server; on the other worker it is refused with QC007, naming the
+# queue and the node.
+on 0 "SELECT create_queue('citus_a')" >/dev/null
+a=$(shard_node citus_a)
+b=$((3 - a))
+qa=$(on 0 "SELECT queue_id FROM claimqueue.queues WHERE name = 'citus_a'")
+claims=$(mktemp -d)
+n_jobs=300
+made=$(on "$a" "SELECT count(*) FILTER (WHERE id > (SELECT groupid::bigint << 48 FROM pg_dist_local_group)) FROM (SELECT enqueue('citus_a', jsonb_build_object('n', n)) AS id FROM generate_series(1, $n_jobs) n) e")
+check "on the worker holding its shard, $n_jobs jobs are enqueued with that worker's ids ($made)" \
+    test "$made" = "$n_jobs"
+check "they are in the queue's shard, read through the coordinator" \
+    test "$(on 0 "SELECT count(*) FROM claimqueue.jobs WHERE queue_id = $qa AND state = 'ready'")" = "$n_jobs"
+# Claimed in batches by two sessions at once, each completing what it claimed.
+for w in w1 w2; do
+    (for round in $(seq 1 20); do
+        on "$a" "SELECT id || ' ' || attempt || ' ' || complete(id, attempt)::text FROM dequeue('citus_a', '$w', batch => 25)"
+    done >"$claims/$w" 2>"$claims/$w.err") &
+done
+wait
+check "no claim or completion failed ($(cat "$claims"/*.err | head -1))" test ! -s "$claims/w1.err" -a ! -s "$claims/w2.err"
+done_ids=$(cat "$claims/w1" "$claims/w2" | awk '{print $1}' | sort)
+check "two sessions on the worker claim and complete all $n_jobs jobs ($(wc -l <<<"$done_ids") completions)" \
+    test "$(wc -l <<<"$done_ids")" = "$n_jobs"
+check "each exactly once ($(sort -u <<<"$done_ids" | wc -l) distinct ids)" \
+    test "$(sort -u <<<"$done_ids" | wc -l)" = "$n_jobs"
+check "the coordinator counts them done in the shard" \
+    test "$(on 0 "SELECT count(*) FROM claimqueue.jobs WHERE state = 'done' AND queue_id = $qa")" = "$n_jobs"
+check "nothing is left to claim" test "$(on "$a" "SELECT count(*) FROM dequeue('citus_a', 'w1', batch => 10)")" = 0
+one=$(head -1 "$claims/w1")
+code=$(sqlstate "$a" "SELECT complete(${one%% *}, $(awk '{print $2}' <<<"$one"))")
+check "a stale finish on the worker still gets QC003 ($code)" test "$code" = QC003
+# fail, heartbeat and complete_batch find the job's shard by its id.
+on "$a" "SELECT enqueue('citus_a', '{\"again\": true}')" >/dev/null
+held=$(on "$a" "SELECT id || ' ' || attempt FROM dequeue('citus_a', 'w1')")
+on "$a" "SELECT heartbeat(${held% *}, ${held#* })" >/dev/null
+state=$(on "$a" "SELECT fail(${held% *}, ${held#* }, 'boom', retry_in => '0 s')")
+held2=$(on "$a" "SELECT id || ' ' || attempt FROM dequeue('citus_a', 'w1')")
+check "heartbeat and fail on the worker; the job comes back as attempt 2 ($state, $held2)" \
+    test "$state $held2" = "ready ${held% *} 2"
+code=$(sqlstate "$b" "SELECT complete(${held2% *}, 2)")
+check "a finish on the other worker is refused with QC007 ($code)" test "$code" = QC007
+on "$a" "SELECT complete_batch(ARRAY[${held2% *}]::bigint[], ARRAY[2])" >/dev/null
+check "complete_batch finishes it on the worker" \
+    test "$(on 0 "SELECT state FROM claimqueue.jobs WHERE id = ${held2% *}")" = done
+# enqueue_batch, snooze and complete_and_dequeue on the worker.
+on "$a" "SELECT count(*) FROM enqueue_batch('citus_a', ARRAY['{\"b\": 1}', '{\"b\": 2}']::jsonb[])" >/dev/null
+held=$(on "$a" "SELECT id || ' ' || attempt FROM dequeue('citus_a', 'w1')")
+on "$a" "SELECT snooze(${held% *}, ${held#* })" >/dev/null
+got=$(on "$a" "SELECT count(*) FROM dequeue('citus_a', 'w1', batch => 5)")
+check "enqueue_batch and snooze on the worker: both jobs claimable again ($got)" test "$got" = 2
+ids=$(on 0 "SELECT string_agg(id::text, ',') FROM claimqueue.jobs WHERE queue_id = $qa AND state = 'running'")
+first=${ids%%,*}
+next=$(on "$a" "SELECT id FROM complete_and_dequeue($first, (SELECT attempt FROM claimqueue.jobs_$(on 0 "SELECT get_shard_id_for_distribution_column('claimqueue.jobs', $qa)") WHERE id = $first), 'citus_a', 'w1')")
+on "$a" "SELECT complete_batch(array_agg(id), array_agg(attempt)) FROM claimqueue.jobs_$(on 0 "SELECT get_shard_id_for_distribution_column('claimqueue.jobs', $qa)") WHERE state = 'running'" >/dev/null
+check "complete_and_dequeue on the worker finishes one and claims none left (${next:-none}); all done" \
+    test "${next:-none} $(on 0 "SELECT count(*) FROM claimqueue.jobs WHERE queue_id = $qa AND state <> 'done'")" = "none 0"
+before=$(everything)
+err=$(on "$b" "SELECT enqueue('citus_a', '{}')" 2>&1)
+code=$(sqlstate "$b" "SELECT enqueue('citus_a', '{}')")
+check "enqueue for the queue on the other worker is refused with QC007 ($code)" test "$code" = QC007
+check "its message names the queue and the node" \
+    grep -q "queue \"citus_a\" is not on this node (Citus group [0-9]*, port ${cq_ports[$b]})" <<<"$err"
+code=$(sqlstate "$b" "SELECT dequeue('citus_a', 'w1')")
+check "so is a claim there ($code), and nothing was written" \
+    test "$code $(everything)" = "QC007 $before"
+# The cost of finding a job's shard by its id (16 shards per worker), against
+# one server (the database without Citus on the coordinator): printed, not
+# asserted. per_call_ms NODE DB N SQL: psql's \timing of SQL, over N calls.
+per_call_ms() {
+    psql -qXAt -h 127.0.0.1 -p "${cq_ports[$1]}" -U postgres -d "$2" -c '\timing on' -c "$4" |
+        sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | awk -v n="$3" '{printf "%.4f", $1 / n}'
+}
+on "$a" "SELECT enqueue('citus_a', '{}')" >/dev/null
+held=$(on "$a" "SELECT id || ' ' || attempt FROM dequeue('citus_a', 'w1')")
+cq_on_db=cq_no_citus sqlstate 0 "SELECT create_queue('one_server')" >/dev/null
+psql -qXAt -h 127.0.0.1 -p "${cq_ports[0]}" -U postgres -d cq_no_citus -c "SELECT enqueue('one_server', '{}')" >/dev/null
+held1=$(psql -qXAt -h 127.0.0.1 -p "${cq_ports[0]}" -U postgres -d cq_no_citus -c "SELECT id || ' ' || attempt FROM dequeue('one_server', 'w1')")
+# A second queue on the same worker in another shard: heartbeats alternating
+# between its job and citus_a's miss the shard asked first every time.
+shard_of() { on 0 "SELECT get_shard_id_for_distribution_column('claimqueue.jobs', (SELECT queue_id FROM claimqueue.queues WHERE name = '$1'))"; }
+for i in $(seq 1 12); do
+    on 0 "SELECT create_queue('citus_c$i')" >/dev/null
+    if [ "$(shard_node "citus_c$i")" = "$a" ] && [ "$(shard_of "citus_c$i")" != "$(shard_of citus_a)" ]; then
+        other_q=citus_c$i
+        break
+    fi
+done
+on "$a" "SELECT enqueue('${other_q:-citus_a}', '{}')" >/dev/null
+held_c=$(on "$a" "SELECT id || ' ' || attempt FROM dequeue('${other_q:-citus_a}', 'w1')")
+shards=$(on "$a" "SELECT count(*) FROM pg_dist_shard s JOIN pg_dist_placement p USING (shardid) WHERE s.logicalrelid = 'claimqueue.jobs'::regclass AND p.groupid = (SELECT groupid FROM pg_dist_local_group)")
+for round in 1 2; do
+    echo "# heartbeat, 2000 calls in one statement: on the worker (its job found among $shards local shards)" \
+         "$(per_call_ms "$a" "$cq_db" 2000 "SELECT count(heartbeat(${held% *}, ${held#* })) FROM generate_series(1, 2000)") ms per call;" \
+         "one server $(per_call_ms 0 cq_no_citus 2000 "SELECT count(heartbeat(${held1% *}, ${held1#* })) FROM generate_series(1, 2000)") ms"
+    echo "# heartbeat alternating between jobs of two shards (${other_q:-none found}), 2000 calls:" \
+         "$(per_call_ms "$a" "$cq_db" 2000 "SELECT count(heartbeat(CASE WHEN g % 2 = 0 THEN ${held% *} ELSE ${held_c% *} END, CASE WHEN g % 2 = 0 THEN ${held#* } ELSE ${held_c#* } END)) FROM generate_series(1, 2000) g") ms per call"
+    echo "# enqueue, 2000 calls in one statement: on the worker" \
+         "$(per_call_ms "$a" "$cq_db" 2000 "SELECT count(enqueue('citus_a', '{}')) FROM generate_series(1, 2000)") ms per call;" \
+         "one server $(per_call_ms 0 cq_no_citus 2000 "SELECT count(enqueue('one_server', '{}')) FROM generate_series(1, 2000)") ms"
+done
+on "$a" "SELECT complete(${held% *}, ${held#* }), complete(${held_c% *}, ${held_c#* })" >/dev/null
+rm -rf "$claims"
