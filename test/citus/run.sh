@@ -276,3 +276,41 @@ for round in 1 2; do
 done
 on "$a" "SELECT complete(${held% *}, ${held#* }), complete(${held_c% *}, ${held_c#* })" >/dev/null
 rm -rf "$claims"
+
+# A shard move: a session on the worker that held the queue remembered its
+# shard; Citus's change of the placement makes it forget it (QC007 there),
+# and the queue works on the worker it moved to.
+fifo_dir=$(mktemp -d)
+chmod 755 "$fifo_dir"
+mkfifo "$fifo_dir/in"
+psql -qXAt -v VERBOSITY=verbose -h 127.0.0.1 -p "${cq_ports[$a]}" -U postgres -d "$cq_db" \
+    <"$fifo_dir/in" >"$fifo_dir/out" 2>&1 &
+session=$!
+exec 3>"$fifo_dir/in"
+# say SQL: runs SQL in that session and waits for its marker line.
+say() {
+    local marker="step_$RANDOM$RANDOM"
+    printf '%s\nSELECT %s;\n' "$1" "'$marker'" >&3
+    until_true grep -q "^$marker\$" "$fifo_dir/out"
+}
+say "SELECT 'before ' || count(*) FROM enqueue_batch('citus_a', ARRAY['{}', '{}']::jsonb[]);"
+shard=$(shard_of citus_a)
+host=$(on 0 "SELECT nodename FROM pg_dist_node WHERE nodeport = ${cq_ports[$a]}")
+moved=$(on 0 "SELECT citus_move_shard_placement($shard, '$host', ${cq_ports[$a]}, '$host', ${cq_ports[$b]}, shard_transfer_mode => 'block_writes')" 2>&1)
+check "the queue's shard moves to the other worker ($(tr '\n' ' ' <<<"$moved" | cut -c1-80))" test "$(shard_node citus_a)" = "$b"
+say "SELECT enqueue('citus_a', '{}');"
+exec 3>&-
+wait "$session"
+check "the session that remembered the shard now gets QC007 on the old worker" \
+    grep -q "ERROR:  QC007: queue \"citus_a\" is not on this node" "$fifo_dir/out"
+check "and enqueued before the move (2 jobs)" grep -q "^before 2$" "$fifo_dir/out"
+rm -rf "$fifo_dir"
+ready=$(on 0 "SELECT count(*) FROM claimqueue.jobs WHERE queue_id = $qa AND state = 'ready'")
+got=0
+while drained=$(on "$b" "SELECT count(complete(id, attempt)) FROM dequeue('citus_a', 'w1', batch => 1000)") &&
+    [ "$drained" -gt 0 ]; do
+    got=$((got + drained))
+done
+check "on the worker it moved to, its $ready ready jobs are claimed and completed ($got)" test "$got" = "$ready"
+check "every job of the queue is done, read through the coordinator" \
+    test "$(on 0 "SELECT count(*) FILTER (WHERE state <> 'done') || ' ' || count(*) FROM claimqueue.jobs WHERE queue_id = $qa")" = "0 $(on 0 "SELECT count(*) FROM claimqueue.jobs WHERE queue_id = $qa")"
