@@ -6,7 +6,7 @@
 // the queue: no page scans the table, none uses OFFSET (test: inspect.test.mjs
 // EXPLAINs each one).
 
-import type { JobInfo } from './admin';
+import type { JobInfo, Schedule } from './admin';
 import type { Queryable } from './types';
 
 export type JobState = 'ready' | 'scheduled' | 'running' | 'done' | 'failed' | 'cancelled';
@@ -106,21 +106,8 @@ export interface DeadLetterFilter {
   limit?: number;
 }
 
-export interface ScheduleRow {
-  name: string;
-  queue: string;
-  cron: string;
-  timezone: string;
-  nextRunAt: Date | null;
-  lastRunAt: Date | null;
-  lastJobId: number | null;
-  enabled: boolean;
-  catchUp: string;
-  priority: number;
-  maxAttempts: number | null;
-  payload: unknown;
-  paused: boolean;
-}
+/** A schedule as the schedules view shows it: the same row as ClaimQueue.schedules() gives. */
+export type ScheduleRow = Schedule;
 
 export interface ReaperRow {
   database: string;
