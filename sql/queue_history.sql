@@ -4,6 +4,9 @@
 -- own transaction (sampled_at = now()), so a reaper's sample between them
 -- changes nothing shown.
 SELECT create_queue('h');
+-- Every queue given its slot now (a recount takes it), so that each sample has a
+-- row of 'default' too, whenever the reaper's first pass comes.
+SELECT claimqueue.recount_queue_metrics() IS NOT NULL AS counted;
 SELECT count(*) FROM enqueue_batch('h', ARRAY['{"n": 1}', '{"n": 2}', '{"n": 3}']::jsonb[]);
 SELECT count(*) FROM dequeue('h', 'w', batch => 2);
 SELECT complete(1, 1);

@@ -21,7 +21,7 @@ using namespace claimqueue;
 
 namespace {
 
-constexpr int kColumns = 13;
+constexpr int kColumns = 14;
 
 // The ids of the queues the caller may see, palloc'd; *n set.
 int32 *VisibleQueueIds(int *n)
@@ -49,9 +49,9 @@ int32 *VisibleQueueIds(int *n)
 
 // claimqueue.queue_metrics_rows() -> (queue_id, enqueued, claimed, completed,
 // failed, reaped, retried, cancelled, ready_or_scheduled, running,
-// oldest_ready_age, counters_since, gauges_since): one row per queue the
-// caller may see, from shared memory; NULL where a queue has no slot (not
-// preloaded, the table full) and gauges NULL until counted.
+// oldest_ready_age, counters_since, gauges_since, done_id_bound): one row per
+// queue the caller may see, from shared memory; NULL where a queue has no slot
+// (not preloaded, the table full) and gauges and bound NULL until counted.
 CQ_QUEUE_FUNCTION(cq_queue_metrics)
 {
     ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
@@ -80,7 +80,8 @@ CQ_QUEUE_FUNCTION(cq_queue_metrics)
                 values[8] = Int64GetDatum(m.ready);
                 values[9] = Int64GetDatum(m.running);
                 values[12] = TimestampTzGetDatum(m.gauges_since);
-                nulls[8] = nulls[9] = nulls[12] = false;
+                values[13] = Int64GetDatum(m.done_id_bound);
+                nulls[8] = nulls[9] = nulls[12] = nulls[13] = false;
             }
             values[11] = TimestampTzGetDatum(m.counters_since);
             nulls[11] = false;

@@ -296,7 +296,7 @@ void CompleteInto(JobRows *rows, int64 id, int32 attempt, struct varlena *result
     done.action = "complete";
     if (!FindRunningJob(rows, id, attempt, &job) || !UpdateRunningJob(rows, attempt, done))
         ReportNotHeld(rows, id, attempt, "complete");
-    CountTransition(job.queue_id, Transition::kComplete);
+    CountCompletion(job.queue_id, id);
     NoteJobFinished(id);
 }
 

@@ -41,6 +41,7 @@ struct MetricsSlot {
     int64 running;
     TimestampTz counters_since;
     TimestampTz gauges_since;    // 0: never counted
+    int64 done_id_bound;         // no done job of the queue has a greater id, once counted
 };
 
 struct MetricsState {
@@ -89,6 +90,7 @@ struct Delta {
     int64 totals[kJobTotals];
     int64 ready;
     int64 running;
+    int64 done_id_max;  // the greatest id this transaction moved to done; 0: none
 };
 
 // A queue this transaction entered at pre-commit: applied at commit.
@@ -183,6 +185,7 @@ MetricsSlot *FindOrTake(int32 queue_id, bool take, uint64 *generation)
             found->ready = found->running = 0;
             found->counters_since = GetCurrentTimestamp();
             found->gauges_since = 0;
+            found->done_id_bound = 0;
             SpinLockRelease(&found->mutex);
         }
     }
@@ -231,6 +234,7 @@ void AddInto(Delta *to, const Delta *from)
         to->totals[i] += from->totals[i];
     to->ready += from->ready;
     to->running += from->running;
+    to->done_id_max = Max(to->done_id_max, from->done_id_max);
 }
 
 // Adds the sum to the slot; the caller holds its mutex.
@@ -240,6 +244,7 @@ void ApplyLocked(MetricsSlot *slot, const Delta *sum)
         slot->totals[i] += sum->totals[i];
     slot->ready += sum->ready;
     slot->running += sum->running;
+    slot->done_id_bound = Max(slot->done_id_bound, sum->done_id_max);
 }
 
 // Every level's deltas summed per queue, in TopTransactionContext.
@@ -290,6 +295,10 @@ void EnterSlots()
         MemoryContextSwitchTo(caller);
         for (;;) {
             SpinLockAcquire(&slot->mutex);
+            // The bound rises before the commit makes the jobs done visible:
+            // a reader never sees a done job above it (an abort leaves it high).
+            if (slot->generation == generation)
+                slot->done_id_bound = Max(slot->done_id_bound, sum->done_id_max);
             if (!slot->frozen) {
                 slot->in_commit++;
                 e->in = true;
@@ -447,6 +456,16 @@ void CountTransition(int32 queue_id, Transition transition, int64 n)
     }
 }
 
+void CountCompletion(int32 queue_id, int64 job_id)
+{
+    if (!Enabled())
+        return;
+    Delta *d = DeltaFor(queue_id);
+    d->totals[kCompleted] += 1;
+    d->running -= 1;
+    d->done_id_max = Max(d->done_id_max, job_id);
+}
+
 void MetricsAtTransactionEnd(XactEvent event)
 {
     if (!Enabled())
@@ -494,7 +513,9 @@ void FreeQueueMetricsAtCommit(int32 queue_id)
 namespace {
 
 // Index-only counts: the ready jobs from jobs_ready_idx and jobs_scheduled_idx,
-// the running ones from jobs_running_idx (every running job has a lease).
+// the running ones from jobs_running_idx (every running job has a lease); and
+// the greatest job id (one entry of jobs_pkey), the first bound of the ids of
+// the queue's done jobs: every job done before the count is at most it.
 Statement kCountLive = {
     "SELECT (SELECT count(*) FROM claimqueue.jobs"
     "        WHERE queue_id = $1 AND state = 'ready' AND pos IS NOT NULL)"
@@ -503,7 +524,8 @@ Statement kCountLive = {
     "       (SELECT count(*) FROM claimqueue.jobs"
     "        WHERE state = 'running' AND lease_expires_at IS NOT NULL AND queue_id = $1)"
     "     + (SELECT count(*) FROM claimqueue.jobs"
-    "        WHERE state = 'running' AND lease_expires_at IS NULL AND queue_id = $1)",
+    "        WHERE state = 'running' AND lease_expires_at IS NULL AND queue_id = $1),"
+    "       (SELECT coalesce(max(id), 0) FROM claimqueue.jobs)",
     1, {INT4OID}, nullptr};
 
 Statement kQueueIds = {"SELECT queue_id FROM claimqueue.queues ORDER BY queue_id", 0, {},
@@ -550,7 +572,7 @@ bool RecountQueueMetrics(int32 queue_id)
     SpinLockRelease(&slot->mutex);
     if (busy)
         return false;
-    int64 ready = 0, running = 0;
+    int64 ready = 0, running = 0, newest_id = 0;
     PG_TRY();
     {
         // Every committer already past pre-commit finishes; new ones wait.
@@ -570,6 +592,7 @@ bool RecountQueueMetrics(int32 queue_id)
         Execute(&kCountLive, args, nullptr, 1);
         ready = DatumGetInt64(ResultValue(0, 1));
         running = DatumGetInt64(ResultValue(0, 2));
+        newest_id = DatumGetInt64(ResultValue(0, 3));
         FinishSpi();
     }
     PG_CATCH();
@@ -580,6 +603,10 @@ bool RecountQueueMetrics(int32 queue_id)
     PG_END_TRY();
     SpinLockAcquire(&slot->mutex);
     if (slot->generation == generation) {
+        // Every job done before the count (those of a previous server run,
+        // rows written by hand) has an id of at most newest_id; completions
+        // since the slot was taken are in the bound already (pre-commit).
+        slot->done_id_bound = Max(slot->done_id_bound, newest_id);
         slot->ready = ready;
         slot->running = running;
         slot->gauges_since = GetCurrentTimestamp();
@@ -637,6 +664,7 @@ bool ReadQueueMetrics(int32 queue_id, QueueMetrics *out)
         out->running = slot->running;
         out->counters_since = slot->counters_since;
         out->gauges_since = slot->gauges_since;
+        out->done_id_bound = slot->done_id_bound;
     }
     SpinLockRelease(&slot->mutex);
     return current;

@@ -37,6 +37,11 @@ void MetricsAtDatabaseDrop(Oid database);
 // Counts `n` jobs of queue `queue_id` making `transition` in this transaction.
 void CountTransition(int32 queue_id, Transition transition, int64 n = 1);
 
+// Counts job `job_id` of queue `queue_id` moved to done (Transition::kComplete),
+// and raises the queue's done_id_bound to it when this transaction commits
+// (at its pre-commit: before the job shows as done).
+void CountCompletion(int32 queue_id, int64 job_id);
+
 // At the end of every (sub)transaction (the session module calls them).
 void MetricsAtTransactionEnd(XactEvent event);
 void MetricsAtSubtransactionEnd(SubXactEvent event);
@@ -67,6 +72,7 @@ struct QueueMetrics {
     int64 running;
     TimestampTz counters_since;   // when the slot was taken (totals count from then)
     TimestampTz gauges_since;     // last recount; 0: not counted yet (gauges unknown)
+    int64 done_id_bound;          // no job of the queue done has a greater id; known once counted
 };
 
 // Queue `queue_id` of this database; false when it has no slot.

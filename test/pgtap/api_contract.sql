@@ -409,7 +409,8 @@ SELECT results_eq(
     $$VALUES ('queue', 'text'), ('enqueued', 'bigint'), ('claimed', 'bigint'), ('completed', 'bigint'),
              ('failed', 'bigint'), ('reaped', 'bigint'), ('retried', 'bigint'), ('cancelled', 'bigint'),
              ('ready_or_scheduled', 'bigint'), ('running', 'bigint'), ('oldest_ready_age', 'interval'),
-             ('counters_since', 'timestamp with time zone'), ('gauges_since', 'timestamp with time zone')$$,
+             ('counters_since', 'timestamp with time zone'), ('gauges_since', 'timestamp with time zone'),
+             ('done_id_bound', 'bigint')$$,
     'queue_metrics has the documented columns');
 SELECT table_privs_are(:'cq', 'queue_metrics', 'public', '{}'::name[],
                        'PUBLIC has no privileges on queue_metrics');

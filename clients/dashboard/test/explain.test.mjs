@@ -112,3 +112,43 @@ test('no page query uses OFFSET', async () => {
   });
   for (const q of seen) assert.doesNotMatch(q.text, /\bOFFSET\b/i);
 });
+
+test('the done page reads the same rows from done_id_bound as without it', async () => {
+  // Live jobs above the newest done one (a drain's backlog), one of them completed: the bound
+  // is then below the rest, which the first page's walk no longer reads.
+  const { rows: enq } = await client.query("SELECT cq.enqueue('emails', '{}') AS id FROM generate_series(1, 6)");
+  const { rows: [job] } = await client.query("SELECT id, attempt FROM cq.dequeue('emails', 'bound-test')");
+  await client.query('SELECT cq.complete($1, $2)', [job.id, job.attempt]);
+  const { rows: [m] } = await client.query("SELECT done_id_bound FROM cq.queue_metrics WHERE queue = 'emails'");
+  assert.ok(m.done_id_bound !== null, 'the queue is counted: its bound is known');
+  assert.ok(Number(m.done_id_bound) < Number(enq.at(-1).id), `bound ${m.done_id_bound} below the newest ready job`);
+  const { rows: [newest] } = await client.query(
+    "SELECT max(id) AS id FROM cq.queue_jobs WHERE queue = 'emails' AND state = 'done'");
+  assert.ok(Number(newest.id) <= Number(m.done_id_bound), 'no done job above the bound');
+
+  const inspector = new Inspector(client);
+  const settings = await inspector.queue('emails');
+  for (const limit of [1, 7, 500]) {
+    const withBound = await inspector.jobsQuery({ queue: 'emails', state: 'done', limit }, settings.queueId);
+    const without = await inspector.jobsQuery({ queue: 'emails', state: 'done', limit }, settings.queueId,
+                                              { doneBound: false });
+    assert.match(withBound.text, /done_id_bound/);
+    assert.doesNotMatch(without.text, /done_id_bound/);
+    const a = await client.query(withBound.text, withBound.values);
+    const b = await client.query(without.text, without.values);
+    assert.ok(a.rows.length > 0);
+    assert.deepEqual(a.rows.map((r) => String(r.id)), b.rows.map((r) => String(r.id)), `limit ${limit}`);
+    assert.equal(String(a.rows[0].id), String(newest.id), 'the newest done job first');
+  }
+  // Walked to the end, page by page: every done job, newest first.
+  const seen = [];
+  let after = null;
+  do {
+    const page = await inspector.jobs({ queue: 'emails', state: 'done', limit: 500, after });
+    seen.push(...page.rows.map((r) => Number(r.id)));
+    after = page.next;
+  } while (after);
+  const { rows: all } = await client.query(
+    "SELECT id FROM cq.queue_jobs WHERE queue = 'emails' AND state = 'done' ORDER BY id DESC");
+  assert.deepEqual(seen, all.map((r) => Number(r.id)));
+});

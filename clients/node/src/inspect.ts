@@ -209,6 +209,7 @@ export interface PageQuery {
  */
 export class Inspector {
   private schemaName: string | null;
+  private doneBound: Promise<boolean> | null = null;
 
   constructor(private readonly db: Queryable, options: { schema?: string } = {}) {
     this.schemaName = options.schema ?? null;
@@ -222,6 +223,21 @@ export class Inspector {
 
   private async q(): Promise<string> {
     return quoteIdent(await this.schema());
+  }
+
+  /** Whether queue_metrics has done_id_bound (0.5.0 on), looked up once. */
+  private hasDoneBound(): Promise<boolean> {
+    if (this.doneBound === null) {
+      this.doneBound = this.schema().then(async (schema) => {
+        const { rows } = await this.db.query(
+          `SELECT 1 FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_class c ON c.oid = a.attrelid
+             JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+            WHERE n.nspname = $1 AND c.relname = 'queue_metrics' AND a.attname = 'done_id_bound'
+              AND NOT a.attisdropped`, [schema]);
+        return rows.length > 0;
+      });
+    }
+    return this.doneBound;
   }
 
   /** Every visible queue: depth, totals, oldest ready age, paused, limits, and whether the caller may manage it. */
@@ -325,8 +341,13 @@ export class Inspector {
    * ready: jobs_ready_idx (priority, position); scheduled: jobs_scheduled_idx (run_at);
    * running: jobs_running_idx (lease end); failed, cancelled: jobs_dead_letters_idx
    * (finished_at, newest first); done and every state: the primary key, newest first.
+   * The first page of done jobs starts its walk at queue_metrics.done_id_bound (no done job
+   * of the queue has a greater id), past the live jobs above it; while the bound is NULL
+   * (not counted yet after a start) it starts at the newest job. `doneBound: false` leaves
+   * the bound out (the same rows: a test compares them).
    */
-  async jobsQuery(filter: JobFilter, queueId: number): Promise<PageQuery> {
+  async jobsQuery(filter: JobFilter, queueId: number,
+                  options: { doneBound?: boolean } = {}): Promise<PageQuery> {
     const s = await this.q();
     const limit = Math.min(Math.max(filter.limit ?? 50, 1), 500);
     const values: unknown[] = [queueId];
@@ -393,6 +414,11 @@ export class Inspector {
         {
           const c = decodeCursor(filter.after, arity);
           if (c) where.push(`id < ${add(c[0])}::bigint`);
+          else if (state === 'done' && options.doneBound !== false && await this.hasDoneBound()) {
+            where.push(`id <= coalesce((SELECT m.done_id_bound FROM ${s}.queue_metrics m
+                                         WHERE m.queue = ${add(filter.queue)}::text),
+                                        9223372036854775807)`);
+          }
         }
         order = 'id DESC';
         cursorOf = (r) => [String(r.id)];

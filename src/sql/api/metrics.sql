@@ -17,7 +17,8 @@ CREATE OR REPLACE FUNCTION claimqueue.queue_metrics_rows(
     OUT running            bigint,
     OUT oldest_ready_age   interval,
     OUT counters_since     timestamptz,
-    OUT gauges_since       timestamptz)
+    OUT gauges_since       timestamptz,
+    OUT done_id_bound      bigint)
 RETURNS SETOF record
 LANGUAGE c VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
@@ -28,11 +29,11 @@ COMMENT ON FUNCTION claimqueue.queue_metrics_rows()
 CREATE OR REPLACE VIEW @extschema@.queue_metrics AS
 SELECT q.name AS queue, m.enqueued, m.claimed, m.completed, m.failed, m.reaped, m.retried,
        m.cancelled, m.ready_or_scheduled, m.running, m.oldest_ready_age, m.counters_since,
-       m.gauges_since
+       m.gauges_since, m.done_id_bound
 FROM claimqueue.queue_metrics_rows() m
 JOIN claimqueue.queues q ON q.queue_id = m.queue_id;
 COMMENT ON VIEW @extschema@.queue_metrics
-    IS 'per-queue totals since counters_since and gauges (ready, scheduled included; running) since gauges_since, from shared memory; only queues the caller holds a privilege on';
+    IS 'per-queue totals since counters_since and gauges (ready, scheduled included; running) since gauges_since, from shared memory; done_id_bound: no done job of the queue has a greater id (NULL until counted); only queues the caller holds a privilege on';
 
 -- Every queue's gauges counted again from the table, now (superuser). The
 -- reaper counts them by itself once after a start and for each new queue.

@@ -15,6 +15,11 @@ DROP FUNCTION IF EXISTS @extschema@.dequeue(text, text, integer, interval);
 DROP FUNCTION IF EXISTS @extschema@.complete_and_dequeue(bigint, integer, text, text, integer, interval, jsonb);
 DROP PROCEDURE IF EXISTS @extschema@.dequeue_wait(text, text, integer, interval, interval, jsonb);
 
+-- queue_metrics has a new last column, done_id_bound: its function's result
+-- changes, so both are made again by api/.
+DROP VIEW IF EXISTS @extschema@.queue_metrics;
+DROP FUNCTION IF EXISTS claimqueue.queue_metrics_rows();
+
 -- Their result is a named row type now (tables.sql says why), which api/
 -- names; its columns are 0.4.0's.
 CREATE TYPE claimqueue.claimed_job AS (
