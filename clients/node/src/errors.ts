@@ -7,6 +7,8 @@ export const SqlState = {
   StaleClaim: 'QC003',
   JobStateConflict: 'QC004',
   IsolationNotSupported: 'QC005',
+  ScheduleNotFound: 'QC006',
+  QueueElsewhere: 'QC007',
   LockNamespaceNotFound: 'QCL01',
   LockKeyModeMismatch: 'QCL02',
   LockKeyNotFound: 'QCL03',
@@ -50,6 +52,13 @@ export class StaleClaimError extends ClaimQueueError {}
 export class JobStateConflictError extends ClaimQueueError {}
 /** QC005: a claim, reap, purge or drop_queue under REPEATABLE READ or SERIALIZABLE. */
 export class IsolationNotSupportedError extends ClaimQueueError {}
+/** QC006: unschedule, pause_schedule or resume_schedule of a schedule that does not exist. */
+export class ScheduleNotFoundError extends ClaimQueueError {}
+/**
+ * QC007: under Citus, a call made on a worker for a queue (or a job) whose shard another
+ * node holds. Call through the coordinator or on the node that holds it.
+ */
+export class QueueElsewhereError extends ClaimQueueError {}
 /** QCL01: a lock namespace that is not registered. */
 export class LockNamespaceNotFoundError extends ClaimQueueError {}
 /** QCL02: a text key in an integer namespace or the reverse. */
@@ -63,6 +72,8 @@ const classBySqlState: Record<string, typeof ClaimQueueError> = {
   [SqlState.StaleClaim]: StaleClaimError,
   [SqlState.JobStateConflict]: JobStateConflictError,
   [SqlState.IsolationNotSupported]: IsolationNotSupportedError,
+  [SqlState.ScheduleNotFound]: ScheduleNotFoundError,
+  [SqlState.QueueElsewhere]: QueueElsewhereError,
   [SqlState.LockNamespaceNotFound]: LockNamespaceNotFoundError,
   [SqlState.LockKeyModeMismatch]: LockKeyModeMismatchError,
   [SqlState.LockKeyNotFound]: LockKeyNotFoundError,

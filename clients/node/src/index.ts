@@ -30,6 +30,8 @@ export {
   StaleClaimError,
   JobStateConflictError,
   IsolationNotSupportedError,
+  ScheduleNotFoundError,
+  QueueElsewhereError,
   LockNamespaceNotFoundError,
   LockKeyModeMismatchError,
   LockKeyNotFoundError,

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import pg from 'pg';
 import {
   ClaimQueue, enqueueMany, checkVersion, extensionOf, ExtensionMissingError, UnsupportedVersionError,
-  QueueNotFoundError, JobStateConflictError, SUPPORTED_EXTENSION,
+  QueueNotFoundError, JobStateConflictError, ScheduleNotFoundError, SUPPORTED_EXTENSION,
 } from '../dist/index.js';
 import { freshDatabase, dropDatabase, schema } from './helpers.mjs';
 
@@ -116,7 +116,8 @@ test('schedules: create, list, remove', async () => {
   const [r] = (await cq.schedules()).filter((x) => x.name === 'nightly');
   assert.equal(r.paused, false);
   assert.ok(r.nextRunAt.getTime() >= next.getTime()); // the first slot after the resume
-  await assert.rejects(cq.pauseSchedule('no-such'), (err) => err.code === 'QC006' && /"no-such"/.test(err.message));
+  await assert.rejects(cq.pauseSchedule('no-such'),
+    (err) => err instanceof ScheduleNotFoundError && err.code === 'QC006' && /"no-such"/.test(err.message));
   await assert.rejects(cq.resumeSchedule('no-such'), (err) => err.code === 'QC006');
   await cq.unschedule('nightly');
   assert.equal((await cq.schedules()).filter((x) => x.name === 'nightly').length, 0);

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import {
   ClaimQueueError, QueueNotFoundError, JobNotFoundError, StaleClaimError, JobStateConflictError,
   IsolationNotSupportedError, LockNamespaceNotFoundError, LockKeyModeMismatchError, LockKeyNotFoundError,
-  SqlState, toClaimQueueError, isStaleClaim,
+  ScheduleNotFoundError, QueueElsewhereError, SqlState, toClaimQueueError, isStaleClaim,
 } from '../dist/index.js';
 
 const driverError = (code) => Object.assign(new Error(`server said ${code}`),
@@ -13,7 +13,8 @@ const driverError = (code) => Object.assign(new Error(`server said ${code}`),
 test('each claimqueue SQLSTATE maps to its class, keeping message, detail, hint and cause', () => {
   const expected = {
     QC001: QueueNotFoundError, QC002: JobNotFoundError, QC003: StaleClaimError, QC004: JobStateConflictError,
-    QC005: IsolationNotSupportedError, QCL01: LockNamespaceNotFoundError, QCL02: LockKeyModeMismatchError,
+    QC005: IsolationNotSupportedError, QC006: ScheduleNotFoundError, QC007: QueueElsewhereError,
+    QCL01: LockNamespaceNotFoundError, QCL02: LockKeyModeMismatchError,
     QCL03: LockKeyNotFoundError,
   };
   assert.deepEqual(Object.values(SqlState).sort(), Object.keys(expected).sort());

@@ -12,7 +12,8 @@ from .enqueue import JobSpec, enqueue, enqueue_async, enqueue_batch, enqueue_bat
 from .errors import (ClaimQueueError, ExtensionNotFoundError, IsolationNotSupportedError,
                      JobNotFoundError, JobStateConflictError, LockKeyModeMismatchError,
                      LockKeyNotFoundError, LockNamespaceNotFoundError, NonRetryableError,
-                     QueueNotFoundError, RetryIn, Snooze, SqlState, StaleClaimError,
+                     QueueElsewhereError, QueueNotFoundError, RetryIn, ScheduleNotFoundError,
+                     Snooze, SqlState, StaleClaimError,
                      UnsupportedVersionError, is_stale_claim, to_claimqueue_error)
 from .results import (JobError, JobStatus, await_jobs, await_jobs_async, job_errors,
                       job_errors_async, job_status, job_status_async)
@@ -27,7 +28,8 @@ __all__ = [
     "Middleware", "AsyncMiddleware", "Duration", "OnTimeout",
     "Snooze", "RetryIn", "NonRetryableError",
     "SqlState", "ClaimQueueError", "ExtensionNotFoundError", "UnsupportedVersionError",
-    "QueueNotFoundError", "JobNotFoundError", "StaleClaimError",
+    "QueueNotFoundError", "JobNotFoundError", "StaleClaimError", "ScheduleNotFoundError",
+    "QueueElsewhereError",
     "JobStateConflictError", "IsolationNotSupportedError", "LockNamespaceNotFoundError",
     "LockKeyModeMismatchError", "LockKeyNotFoundError", "to_claimqueue_error", "is_stale_claim",
 ]

@@ -13,6 +13,8 @@ class SqlState:
     STALE_CLAIM = "QC003"
     JOB_STATE_CONFLICT = "QC004"
     ISOLATION_NOT_SUPPORTED = "QC005"
+    SCHEDULE_NOT_FOUND = "QC006"
+    QUEUE_ELSEWHERE = "QC007"
     LOCK_NAMESPACE_NOT_FOUND = "QCL01"
     LOCK_KEY_MODE_MISMATCH = "QCL02"
     LOCK_KEY_NOT_FOUND = "QCL03"
@@ -64,6 +66,15 @@ class IsolationNotSupportedError(ClaimQueueError):
     """QC005: a claim, reap, purge or drop_queue under REPEATABLE READ or SERIALIZABLE."""
 
 
+class ScheduleNotFoundError(ClaimQueueError):
+    """QC006: unschedule, pause_schedule or resume_schedule of a schedule that does not exist."""
+
+
+class QueueElsewhereError(ClaimQueueError):
+    """QC007: under Citus, a call made on a worker for a queue (or a job) whose shard another
+    node holds. Call through the coordinator or on the node that holds it."""
+
+
 class LockNamespaceNotFoundError(ClaimQueueError):
     """QCL01: a lock namespace that is not registered."""
 
@@ -82,6 +93,8 @@ _CLASS_BY_SQLSTATE = {
     SqlState.STALE_CLAIM: StaleClaimError,
     SqlState.JOB_STATE_CONFLICT: JobStateConflictError,
     SqlState.ISOLATION_NOT_SUPPORTED: IsolationNotSupportedError,
+    SqlState.SCHEDULE_NOT_FOUND: ScheduleNotFoundError,
+    SqlState.QUEUE_ELSEWHERE: QueueElsewhereError,
     SqlState.LOCK_NAMESPACE_NOT_FOUND: LockNamespaceNotFoundError,
     SqlState.LOCK_KEY_MODE_MISMATCH: LockKeyModeMismatchError,
     SqlState.LOCK_KEY_NOT_FOUND: LockKeyNotFoundError,

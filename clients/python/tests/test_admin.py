@@ -56,7 +56,7 @@ def test_schedules(lib, db, new_queue):
     assert admin.resume_schedule(lib, "adm_nightly") is False
     [r] = admin.schedules(lib, queue)
     assert r.paused is False and r.next_run_at >= next_run   # the first slot after the resume
-    with pytest.raises(claimqueue.ClaimQueueError) as unknown:
+    with pytest.raises(claimqueue.ScheduleNotFoundError) as unknown:
         admin.pause_schedule(lib, "adm_no_such")
     assert unknown.value.sqlstate == "QC006" and '"adm_no_such"' in str(unknown.value)
     with pytest.raises(claimqueue.ClaimQueueError) as unknown:
@@ -64,7 +64,7 @@ def test_schedules(lib, db, new_queue):
     assert unknown.value.sqlstate == "QC006"
     admin.unschedule(lib, "adm_nightly")
     assert admin.schedules(lib, queue) == []
-    with pytest.raises(claimqueue.ClaimQueueError) as missing:
+    with pytest.raises(claimqueue.ScheduleNotFoundError) as missing:
         admin.unschedule(lib, "adm_nightly")
     assert missing.value.sqlstate == "QC006"
 

@@ -2,7 +2,8 @@
 import claimqueue
 from claimqueue import (ClaimQueueError, IsolationNotSupportedError, JobNotFoundError,
                         JobStateConflictError, LockKeyModeMismatchError, LockKeyNotFoundError,
-                        LockNamespaceNotFoundError, QueueNotFoundError, StaleClaimError)
+                        LockNamespaceNotFoundError, QueueElsewhereError, QueueNotFoundError,
+                        ScheduleNotFoundError, StaleClaimError)
 
 
 class FakeDiag:
@@ -21,6 +22,7 @@ class FakeDbError(Exception):
 EXPECTED = {
     "QC001": QueueNotFoundError, "QC002": JobNotFoundError, "QC003": StaleClaimError,
     "QC004": JobStateConflictError, "QC005": IsolationNotSupportedError,
+    "QC006": ScheduleNotFoundError, "QC007": QueueElsewhereError,
     "QCL01": LockNamespaceNotFoundError, "QCL02": LockKeyModeMismatchError, "QCL03": LockKeyNotFoundError,
 }
 
