@@ -8,6 +8,9 @@
 # ready) are reported, not asserted; every wait polls with a deadline.
 use strict;
 use warnings;
+use FindBin;
+use lib $FindBin::RealBin;
+use CrashRestart;
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
@@ -141,7 +144,9 @@ is(app("SELECT last_error FROM claimqueue.jobs WHERE id = $w->{job}"),
 $w = worker(1);
 kill 'KILL', $w->{pid};
 eval { $w->{harness}->finish };
-$node->poll_query_until('postgres', 'SELECT 1', '1');
+# The killed backend leaves pg_stat_activity only when the server has restarted.
+ok(poll_after_crash($node, 'postgres', "SELECT count(*) FROM pg_stat_activity WHERE pid = $w->{pid}", '0'),
+	'the server restarts after the crash');
 $t = app('SELECT pg_postmaster_start_time()');
 ok($node->poll_query_until('app', "SELECT state FROM claimqueue.jobs WHERE id = $w->{job}", 'ready'),
 	'a claim whose backend was killed (crash and restart) comes back');

@@ -7,6 +7,8 @@
 use strict;
 use warnings;
 use FindBin;
+use lib $FindBin::RealBin;
+use CrashRestart;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -387,7 +389,7 @@ ticks_whole($node, 'app2', 3, 'in a second database');
 # process), a restart, an immediate shutdown
 $pid = reaper_pid('app');
 kill 'KILL', $pid;
-ok($node->poll_query_until('postgres', "SELECT count(*) $reaper = 'app' AND pid <> $pid", '1'),
+ok(poll_after_crash($node, 'postgres', "SELECT count(*) $reaper = 'app' AND pid <> $pid", '1'),
 	'a killed reaper (SIGKILL: the postmaster restarts every process) is back');
 ok(becomes('app', abandoned_job('app'), 'ready'), 'and reaps');
 
