@@ -398,11 +398,11 @@ void MetricsAtDatabaseDrop(Oid database)
         NoteFreeAtCommit(database, 0);
 }
 
-void CountTransition(int32 queue_id, Transition transition, int64 n)
+namespace {
+
+// What `n` jobs making `transition` add to a transaction's deltas.
+void AddTransition(Delta *d, Transition transition, int64 n)
 {
-    if (!Enabled() || n == 0)
-        return;
-    Delta *d = DeltaFor(queue_id);
     switch (transition) {
     case Transition::kEnqueue:
         d->totals[kEnqueued] += n;
@@ -456,13 +456,21 @@ void CountTransition(int32 queue_id, Transition transition, int64 n)
     }
 }
 
+}  // namespace
+
+void CountTransition(int32 queue_id, Transition transition, int64 n)
+{
+    if (!Enabled() || n == 0)
+        return;
+    AddTransition(DeltaFor(queue_id), transition, n);
+}
+
 void CountCompletion(int32 queue_id, int64 job_id)
 {
     if (!Enabled())
         return;
     Delta *d = DeltaFor(queue_id);
-    d->totals[kCompleted] += 1;
-    d->running -= 1;
+    AddTransition(d, Transition::kComplete, 1);
     d->done_id_max = Max(d->done_id_max, job_id);
 }
 
