@@ -66,6 +66,7 @@ struct DoneSweep {
     HTAB *bound = nullptr;             // queue id -> the earliest done job that sweep left
     TimestampTz bound_learned = 0;
     MemoryContext context = nullptr;   // the two tables' (under TopMemoryContext)
+    Oid relid = InvalidOid;            // the table swept: a Citus shard, or claimqueue.jobs
 };
 constexpr int64 kDoneBoundUsec = 60 * 60 * USECS_PER_SEC;
 constexpr BlockNumber kDoneSweepBlocks = 1024;  // 8 MB of table a reaper pass
@@ -80,5 +81,10 @@ void RestartDoneSweep(DoneSweep *sweep);
 // worker commits after each one).
 int64 ReapExpired(text *queue);
 int64 PurgeFinished(text *queue);
+
+// Where queue_id's jobs are on this node, for a recount (metrics'
+// QueueJobsWhere): claimqueue.jobs on one server; under Citus the local shard
+// that holds them, with its route, or false when it is on another node.
+bool QueueJobsHere(int32 queue_id, Oid *relid, const char **route);
 
 }  // namespace claimqueue
