@@ -459,29 +459,11 @@ int64 RunUntilShort(int64 (*batch)(text *, int), text *queue, const char *done)
     });
 }
 
-// Runs `run` on each table the passes read on this node (JobsTargets): the
-// jobs table on one server; under Citus each local shard in turn, with the
-// statements routed to it, and nothing on a node that holds none.
-template <typename Run>
-int64 OnEachTarget(Run run)
-{
-    JobsTarget *targets;
-    int n = JobsTargets(JobsRelid(), &targets);
-    int64 total = 0;
-    for (int i = 0; i < n; i++) {
-        const char *previous = RouteJobsTo(targets[i].route);
-        char *restore = previous != nullptr ? pstrdup(previous) : nullptr;
-        total += run(targets[i]);
-        (void) RouteJobsTo(restore);
-    }
-    return total;
-}
-
 }  // namespace
 
 int64 ReapExpired(text *queue)
 {
-    return OnEachTarget([queue](const JobsTarget &) {
+    return OnEachJobsTarget([queue](const JobsTarget &) {
         return RunUntilShort(ReapDisconnectedBatch, queue,
                              "released the ended sessions' claims on") +
                RunUntilShort(ReapExpiredBatch, queue, "returned the expired leases of");
@@ -493,7 +475,7 @@ int64 PurgeFinished(text *queue)
     // Every range of the table once, from its first block: the sweep wraps
     // only in a batch that found the last range's done jobs all purged, and
     // the failed and cancelled ones too (they come first in each batch).
-    return OnEachTarget([queue](const JobsTarget &target) {
+    return OnEachJobsTarget([queue](const JobsTarget &target) {
         DoneSweep sweep;
         sweep.relid = target.relid;
         return RunAllBatches(queue, "purged past their retention", [queue, &sweep](bool *more) {
@@ -518,6 +500,26 @@ bool QueueJobsHere(int32 queue_id, Oid *relid, const char **route)
     *relid = shard.relid;
     *route = quote_qualified_identifier(get_namespace_name(get_rel_namespace(shard.relid)), name);
     return true;
+}
+
+Statement kQueueIds = {"SELECT queue_id FROM claimqueue.queues", 0, {}, nullptr};
+
+ArrayType *QueueIdsOn(const JobsTarget &target)
+{
+    if (target.route == nullptr)
+        return nullptr;
+    ConnectSpi();
+    uint64 n = Execute(&kQueueIds, nullptr, nullptr);
+    Datum *ids = (Datum *) palloc(sizeof(Datum) * (n + 1));
+    for (uint64 i = 0; i < n; i++)
+        ids[i] = ResultValue(i, 1);
+    FinishSpi();
+    Oid jobs = JobsRelid();
+    int found = 0;
+    for (uint64 i = 0; i < n; i++)
+        if (LocalJobsShard(jobs, DatumGetInt32(ids[i])).shardid == target.shardid)
+            ids[found++] = ids[i];
+    return construct_array(ids, found, INT4OID, 4, true, TYPALIGN_INT);
 }
 
 }  // namespace claimqueue

@@ -2,7 +2,10 @@
 // (src/worker) and that reap() and purge() run by hand.
 #pragma once
 
+#include "engine/job_rows.hpp"
+#include "engine/job_shards.hpp"
 #include "pg/pg.hpp"
+#include "pg/statement.hpp"
 
 namespace claimqueue {
 
@@ -81,6 +84,29 @@ void RestartDoneSweep(DoneSweep *sweep);
 // worker commits after each one).
 int64 ReapExpired(text *queue);
 int64 PurgeFinished(text *queue);
+
+// Runs `run` on each table the passes read on this node (JobsTargets): the
+// jobs table on one server; under Citus each local shard in turn, with the
+// statements routed to it, and nothing on a node that holds none. Returns the
+// sum of what `run` returns.
+template <typename Run>
+int64 OnEachJobsTarget(Run run)
+{
+    JobsTarget *targets;
+    int n = JobsTargets(JobsRelid(), &targets);
+    int64 total = 0;
+    for (int i = 0; i < n; i++) {
+        const char *previous = RouteJobsTo(targets[i].route);
+        char *restore = previous != nullptr ? pstrdup(previous) : nullptr;
+        total += run(targets[i]);
+        (void) RouteJobsTo(restore);
+    }
+    return total;
+}
+
+// The queues whose jobs are on `target`, a Citus shard here (their ids, for
+// RunDueSchedulesBatch); nullptr for the table itself, which holds every queue.
+ArrayType *QueueIdsOn(const JobsTarget &target);
 
 // Where queue_id's jobs are on this node, for a recount (metrics'
 // QueueJobsWhere): claimqueue.jobs on one server; under Citus the local shard

@@ -261,9 +261,14 @@ int64 ListTargetsBatch(text *, int)
 // schedules it handled.
 int64 scheduled_jobs = 0;
 
+const JobsTarget *serving = nullptr;  // the shard the batches serve (Serve)
+
 int64 SchedulesBatch(text *, int limit)
 {
-    return RunDueSchedulesBatch(nullptr, limit, &scheduled_jobs);
+    // Under Citus, the node holding a queue's shard fires its schedules: one
+    // node per queue, so each slot's job is enqueued once across the cluster.
+    ArrayType *ids = serving != nullptr ? QueueIdsOn(*serving) : nullptr;
+    return RunDueSchedulesBatch(nullptr, limit, &scheduled_jobs, ids);
 }
 
 // The queue history (queue_history): every queue's metrics sampled about once
@@ -285,26 +290,28 @@ int64 SampleBatch(text *, int)
 }
 
 // One pass; false when the extension is gone (the reaper then exits).
+void ServeNone()
+{
+    serving = nullptr;
+    shard_route[0] = '\0';
+    sweeping = &done_sweep;
+}
+
 // Serves `target` in the batches that follow: its route, its lease mark and
 // its done sweep (nothing to route on one server).
 ShardState *Serve(const JobsTarget &target)
 {
     if (target.route == nullptr) {
-        shard_route[0] = '\0';
-        sweeping = &done_sweep;
+        ServeNone();
         return nullptr;
     }
+    serving = &target;
     strlcpy(shard_route, target.route, sizeof(shard_route));
     ShardState *state = StateOfShard(target);
     sweeping = &state->sweep;
     return state;
 }
 
-void ServeNone()
-{
-    shard_route[0] = '\0';
-    sweeping = &done_sweep;
-}
 
 // The passes over the jobs of one table (`state`: a Citus shard's, else the
 // table's own) that return claims: of ended sessions, then expired leases.
@@ -360,11 +367,16 @@ bool RunPass()
             return false;
         }
     ServeNone();
-    // Schedules, the history sample and the cursor sweep are not run under
-    // Citus yet (docs/citus.md): they write through the distributed table.
-    if ((!distributed &&
-         !RunBatches(SchedulesBatch, "claimqueue reaper: enqueuing scheduled jobs", &schedules)) ||
-        !RunBatches(RecountBatch, "claimqueue reaper: counting queue metrics", &recounted))
+    for (int i = 0; i < npass_targets; i++) {
+        (void) Serve(pass_targets[i]);
+        if (!RunBatches(SchedulesBatch, "claimqueue reaper: enqueuing scheduled jobs",
+                        &schedules)) {
+            ServeNone();
+            return false;
+        }
+    }
+    ServeNone();
+    if (!RunBatches(RecountBatch, "claimqueue reaper: counting queue metrics", &recounted))
         return false;
     for (int i = 0; i < npass_targets; i++) {
         (void) Serve(pass_targets[i]);
@@ -376,6 +388,8 @@ bool RunPass()
     }
     ServeNone();
     ForgetUnseenShards();
+    // The history sample and the cursor sweep are not run under Citus yet
+    // (docs/citus.md): they write through the distributed or reference tables.
     if (distributed) {
         last_sample = now;
         last_sweep = now;

@@ -352,3 +352,18 @@ want="7 0 0"
 [ "$r" = 2 ] && want="0 7 0"
 check "after recount_queue_metrics() on every node, its ready jobs are counted where its shard is ($want)" \
     test "$(for node in 1 2 0; do on "$node" "SELECT ready_or_scheduled FROM queue_metrics WHERE queue = 'citus_reaped'"; done | tr '\n' ' ' | sed 's/ $//')" = "$want"
+# Recurring jobs: the node holding the queue's shard fires its schedules, so
+# each slot's job is enqueued once across the cluster.
+on 0 "SELECT schedule('citus_tick', 'every 1 second', 'citus_reaped', '{\"tick\": true}')" >/dev/null
+slots() {
+    on 0 "SELECT count(*) || ' ' || count(DISTINCT payload->'claimqueue'->>'slot') FROM claimqueue.jobs WHERE queue_id = $qr AND payload->'claimqueue'->>'schedule' = 'citus_tick'"
+}
+check "a schedule declared on the coordinator fires on the worker holding its queue (3 slots or more)" \
+    until_true is 0 "SELECT count(*) >= 3 FROM claimqueue.jobs WHERE queue_id = $qr AND payload->'claimqueue'->>'schedule' = 'citus_tick'"
+on 0 "SELECT unschedule('citus_tick')" >/dev/null
+read -r fired distinct <<<"$(slots)"
+check "each slot once: $fired jobs for $distinct slots" test "$fired" = "$distinct"
+check "the jobs carry the schedule's payload, in the queue's shard on that worker" \
+    test "$(on "$r" "SELECT count(*) FILTER (WHERE payload->>'tick' = 'true') = count(*) FROM $(on 0 "SELECT shard_name('claimqueue.jobs', get_shard_id_for_distribution_column('claimqueue.jobs', $qr))") WHERE payload->'claimqueue'->>'schedule' = 'citus_tick'")" = t
+by_hand=$(for node in 0 1 2; do on "$node" "SELECT run_schedules()" 2>&1; done | tr '\n' ' ')
+check "run_schedules() by hand succeeds on every node ($by_hand)" grep -qxE '([0-9]+ ){3}' <<<"$by_hand"
