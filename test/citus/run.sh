@@ -345,12 +345,13 @@ done
 by_hand=$(for node in 0 1 2; do on "$node" "SELECT reap() || '/' || purge()" 2>&1; done | tr '\n' ' ')
 check "reap() and purge() by hand succeed on every node ($by_hand)" \
     grep -qxE '([0-9]+/[0-9]+ ){3}' <<<"$by_hand"
-# Metrics are each node's own: the worker holding the queue counts its jobs,
-# the other nodes none, also after a recount from the table.
+# Metrics are each worker's own: the worker holding the queue counts its jobs,
+# the other none, also after a recount from the table; the coordinator shows
+# the holder's count (the cluster's, below).
 for node in 0 1 2; do on "$node" "SELECT claimqueue.recount_queue_metrics()" >/dev/null; done
-want="7 0 0"
-[ "$r" = 2 ] && want="0 7 0"
-check "after recount_queue_metrics() on every node, its ready jobs are counted where its shard is ($want)" \
+want="7 0 7"
+[ "$r" = 2 ] && want="0 7 7"
+check "after recount_queue_metrics() on every node, its ready jobs are counted where its shard is (workers and coordinator: $want)" \
     test "$(for node in 1 2 0; do on "$node" "SELECT ready_or_scheduled FROM queue_metrics WHERE queue = 'citus_reaped'"; done | tr '\n' ' ' | sed 's/ $//')" = "$want"
 # Recurring jobs: the node holding the queue's shard fires its schedules, so
 # each slot's job is enqueued once across the cluster.
@@ -367,3 +368,13 @@ check "the jobs carry the schedule's payload, in the queue's shard on that worke
     test "$(on "$r" "SELECT count(*) FILTER (WHERE payload->>'tick' = 'true') = count(*) FROM $(on 0 "SELECT shard_name('claimqueue.jobs', get_shard_id_for_distribution_column('claimqueue.jobs', $qr))") WHERE payload->'claimqueue'->>'schedule' = 'citus_tick'")" = t
 by_hand=$(for node in 0 1 2; do on "$node" "SELECT run_schedules()" 2>&1; done | tr '\n' ' ')
 check "run_schedules() by hand succeeds on every node ($by_hand)" grep -qxE '([0-9]+ ){3}' <<<"$by_hand"
+# queue_metrics on the coordinator shows the cluster: a queue's totals summed
+# over the workers, its gauges from the worker holding its shard.
+metric() { on "$1" "SELECT coalesce($2::text, 'null') FROM queue_metrics WHERE queue = 'citus_reaped'"; }
+sum_enqueued=$(( $(metric 1 enqueued) + $(metric 2 enqueued) ))
+check "on the coordinator, the queue's enqueued total is the workers' sum ($sum_enqueued)" \
+    test "$(metric 0 enqueued)" = "$sum_enqueued"
+check "and its ready gauge the holding worker's ($(metric "$r" ready_or_scheduled))" \
+    test "$(metric 0 ready_or_scheduled)" = "$(metric "$r" ready_or_scheduled)"
+check "the coordinator lists every queue the workers count ($(on 0 "SELECT count(*) FROM queue_metrics") queues)" \
+    test "$(on 0 "SELECT count(*) FROM queue_metrics")" = "$(on 0 "SELECT count(*) FROM claimqueue.queues")"
