@@ -232,6 +232,9 @@ void ForgetUnseenShards()
     }
 }
 
+// Whether this node is Citus's coordinator (or a server without Citus).
+bool on_coordinator = true;
+
 // The tables this pass serves (JobsTargets), copied into the pass's context.
 JobsTarget *pass_targets = nullptr;
 int npass_targets = 0;
@@ -247,6 +250,7 @@ int64 ListTargetsBatch(text *, int)
     npass_targets = 0;
     JobsTarget *targets;
     int n = JobsTargets(JobsRelid(), &targets);
+    on_coordinator = LocalGroupId() == 0;
     pass_targets = (JobsTarget *) MemoryContextAlloc(TopMemoryContext, sizeof(JobsTarget) * (n + 1));
     for (int i = 0; i < n; i++) {
         pass_targets[i] = targets[i];
@@ -388,10 +392,13 @@ bool RunPass()
     }
     ServeNone();
     ForgetUnseenShards();
-    // The history sample and the cursor sweep are not run under Citus yet
-    // (docs/citus.md): they write through the distributed or reference tables.
+    // Under Citus the coordinator samples the history, from the cluster's
+    // metrics (queue_metrics there), and the workers do not: the samples are
+    // a reference table. The cursor sweep is not run under Citus yet
+    // (docs/citus.md).
     if (distributed) {
-        last_sample = now;
+        if (!on_coordinator)
+            last_sample = now;
         last_sweep = now;
     }
     if (now - last_sample >= kSampleIntervalUsec) {

@@ -378,3 +378,8 @@ check "and its ready gauge the holding worker's ($(metric "$r" ready_or_schedule
     test "$(metric 0 ready_or_scheduled)" = "$(metric "$r" ready_or_scheduled)"
 check "the coordinator lists every queue the workers count ($(on 0 "SELECT count(*) FROM queue_metrics") queues)" \
     test "$(on 0 "SELECT count(*) FROM queue_metrics")" = "$(on 0 "SELECT count(*) FROM claimqueue.queues")"
+# The queue history: the coordinator's reaper samples the cluster's metrics
+# (by hand here: the reaper samples once a minute).
+on 0 "SELECT claimqueue.sample_queue_history()" >/dev/null
+check "a sample taken on the coordinator holds the cluster's totals ($(metric 0 enqueued) enqueued)" \
+    test "$(on 0 "SELECT enqueued FROM queue_history WHERE queue = 'citus_reaped' ORDER BY sampled_at DESC LIMIT 1")" = "$(metric 0 enqueued)"
