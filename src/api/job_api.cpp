@@ -16,6 +16,7 @@ extern "C" {
 #include "pg/clock.hpp"
 #include "engine/enqueue.hpp"
 #include "engine/grants.hpp"
+#include "engine/job_rows.hpp"
 #include "engine/queue_cache.hpp"
 #include "engine/queues.hpp"
 #include "pg/settings.hpp"
@@ -394,12 +395,13 @@ CQ_QUEUE_FUNCTION(cq_heartbeat)
 // the queue routes the call on a Citus cluster, where Citus delegates it to
 // the worker holding the queue's shard. Here the queue must exist (QC001);
 // the rest is the call without it, `body`, with the same arguments after the
-// queue. The job is found by its id, as there.
+// queue, for jobs of that queue only (QC002 for a job of another).
 static Datum WithoutQueue(FunctionCallInfo fcinfo, Datum (*body)(FunctionCallInfo))
 {
     text *queue = QueueNameArg(fcinfo, 0);
     if (CachedQueueId(queue) == 0)
         (void) LookUpQueueId(queue);  // QC001 when it does not exist
+    ExpectJobsOfQueue(text_to_cstring(queue));
     int n = PG_NARGS() - 1;
     LOCAL_FCINFO(inner, FUNC_MAX_ARGS);
     InitFunctionCallInfoData(*inner, fcinfo->flinfo, n, fcinfo->fncollation, fcinfo->context,
@@ -407,6 +409,7 @@ static Datum WithoutQueue(FunctionCallInfo fcinfo, Datum (*body)(FunctionCallInf
     for (int i = 0; i < n; i++)
         inner->args[i] = fcinfo->args[i + 1];
     Datum result = body(inner);
+    ExpectJobsOfQueue(nullptr);  // an error leaves it to the transaction's end
     fcinfo->isnull = inner->isnull;
     return result;
 }

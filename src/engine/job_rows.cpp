@@ -119,6 +119,21 @@ void Discard(Writer *w)
 
 }  // namespace
 
+// The queue the job being finished must be in (ExpectJobsOfQueue), or nullptr.
+static const char *expected_queue = nullptr;
+
+// QC002 unless job `id`, of queue_id, is in the expected queue (by name: the
+// cached id of a name may lag a drop and re-create).
+static void RequireExpectedQueue(int64 id, int32 queue_id)
+{
+    const QueueFacts *facts = QueueFactsById(queue_id);
+    if (facts != nullptr && strcmp(facts->name, expected_queue) == 0)
+        return;
+    ereport(ERROR, (errcode(ERRCODE_CQ_JOB_NOT_FOUND),
+                    errmsg("job %lld is not in queue \"%s\"", (long long) id, expected_queue),
+                    errhint("Name the queue the job was claimed from.")));
+}
+
 Oid JobsRelid()
 {
     if (!OidIsValid(jobs_relid)) {
@@ -382,16 +397,20 @@ void JobRowsAtTransactionEnd(XactEvent event)
 {
     // A call that an error interrupted left its shard's route set.
     if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT ||
-        event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT)
+        event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT) {
         (void) RouteJobsTo(nullptr);
+        expected_queue = nullptr;  // a call that an error interrupted left it
+    }
     if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
         InterruptedUse();
 }
 
 void JobRowsAtSubtransactionEnd(SubXactEvent event)
 {
-    if (event == SUBXACT_EVENT_ABORT_SUB)
+    if (event == SUBXACT_EVENT_ABORT_SUB) {
         (void) RouteJobsTo(nullptr);
+        expected_queue = nullptr;
+    }
     if (event == SUBXACT_EVENT_ABORT_SUB)
         InterruptedUse();
 }
@@ -1317,12 +1336,19 @@ bool FindRunningJob(JobRows *rows, int64 id, int32 attempt, JobRow *job)
         index_endscan(scan);
     }
     bool isnull;
+    if (found && expected_queue != nullptr)
+        RequireExpectedQueue(id, DatumGetInt32(Required(w, w->scan_slot, kQueueId)));
     if (!found || DatumGetInt32(Value(w, w->scan_slot, kAttempt, &isnull)) != attempt ||
         !StateIs(w, w->scan_slot, "running"))
         return false;
     ReadJob(w, w->scan_slot, job);
     rows->have_found = true;
     return true;
+}
+
+void ExpectJobsOfQueue(const char *queue)
+{
+    expected_queue = queue;
 }
 
 bool ReadLatestJobState(JobRows *rows, int64 id, char **state, int32 *attempt)

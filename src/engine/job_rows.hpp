@@ -175,6 +175,11 @@ bool InsertJob(JobRows *rows, const NewJobRow &job, int64 *id);
 // true when it is running under `attempt` (read into *job). Locks nothing.
 bool FindRunningJob(JobRows *rows, int64 id, int32 attempt, JobRow *job);
 
+// Until called again with nullptr (or the transaction ends), FindRunningJob
+// raises QC002 for a job that is not in the queue named `queue` (the _in
+// calls: complete_in(queue, id, attempt) and the others).
+void ExpectJobsOfQueue(const char *queue);
+
 // The job's state and attempt as the latest snapshot shows them, read by the
 // primary key of the table `rows` has open (an error's report, without SQL);
 // false when it has no job `id`.

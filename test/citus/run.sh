@@ -396,6 +396,15 @@ held=$(on 0 "BEGIN; SELECT id || ' ' || attempt FROM dequeue('$r1', 'w1') ; COMM
 on 0 "BEGIN; SELECT complete_in('$r1', ${held% *}, ${held#* }); COMMIT;" >/dev/null
 check "BEGIN; complete_in ...; COMMIT through the coordinator" \
     test "$(on 0 "SELECT state FROM claimqueue.jobs WHERE id = ${held% *}")" = done
+# A job named with another queue than its own is refused: the queue's worker
+# does not hold it (QC007).
+on 0 "SELECT enqueue('$r2', '{}')" >/dev/null
+held=$(on 0 "SELECT id || ' ' || attempt FROM dequeue('$r2', 'w1')")
+before=$(everything)
+code=$(sqlstate 0 "SELECT complete_in('$r1', ${held% *}, ${held#* })")
+check "complete_in naming another queue, on the other worker, is refused with QC007 ($code), nothing changed" \
+    test "$code $(everything)" = "QC007 $before"
+on 0 "SELECT complete_in('$r2', ${held% *}, ${held#* })" >/dev/null
 # Bad input gets the SQLSTATE it gets on one server, and changes nothing.
 before=$(everything)
 code=$(sqlstate 0 "SELECT enqueue('no_such_queue', '{}')")
