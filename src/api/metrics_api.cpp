@@ -13,6 +13,7 @@ extern "C" {
 #include "cursors/cursors.hpp"
 #include "engine/claim.hpp"
 #include "engine/grants.hpp"
+#include "engine/maintenance.hpp"
 #include "metrics/metrics.hpp"
 #include "pg/clock.hpp"
 #include "pg/statement.hpp"
@@ -22,6 +23,19 @@ using namespace claimqueue;
 namespace {
 
 constexpr int kColumns = 14;
+
+// OldestClaimableAt with the statements routed to `route` (a Citus shard's
+// name; nullptr: claimqueue.jobs itself).
+bool OldestClaimableOn(const char *route, int32 queue_id, TimestampTz *oldest)
+{
+    if (route == nullptr)
+        return OldestClaimableAt(queue_id, oldest);
+    const char *previous = RouteJobsTo(route);
+    char *restore = previous != nullptr ? pstrdup(previous) : nullptr;
+    bool found = OldestClaimableAt(queue_id, oldest);
+    (void) RouteJobsTo(restore);
+    return found;
+}
 
 // The ids of the queues the caller may see, palloc'd; *n set.
 int32 *VisibleQueueIds(int *n)
@@ -86,10 +100,14 @@ CQ_QUEUE_FUNCTION(cq_queue_metrics)
             values[11] = TimestampTzGetDatum(m.counters_since);
             nulls[11] = false;
         }
-        // No probe when the gauges say there is nothing ready.
+        // No probe when the gauges say there is nothing ready, nor for a
+        // queue whose jobs are on another node (Citus); on this node's shard
+        // of the queue, the probe reads the shard.
         TimestampTz oldest;
+        Oid holder;
+        const char *route;
         if (!(counted && m.gauges_since != 0 && m.ready == 0) &&
-            OldestClaimableAt(ids[i], &oldest)) {
+            QueueJobsHere(ids[i], &holder, &route) && OldestClaimableOn(route, ids[i], &oldest)) {
             values[10] = DirectFunctionCall2(timestamp_mi, TimestampTzGetDatum(now),
                                              TimestampTzGetDatum(oldest));
             nulls[10] = false;
@@ -106,5 +124,5 @@ CQ_QUEUE_FUNCTION(cq_queue_metrics)
 CQ_FUNCTION(cq_recount_queue_metrics)
 {
     RequireReadCommitted("recount_queue_metrics()");
-    PG_RETURN_INT64(RecountQueues(false));
+    PG_RETURN_INT64(RecountQueues(false, QueueJobsHere));
 }

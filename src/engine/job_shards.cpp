@@ -270,6 +270,30 @@ int LocalJobsShards(Oid jobs, JobsShard **shards)
     return n;
 }
 
+int JobsTargets(Oid jobs, JobsTarget **targets)
+{
+    if (!DistributedByCitus(jobs)) {
+        *targets = (JobsTarget *) palloc(sizeof(JobsTarget));
+        (*targets)[0] = JobsTarget{jobs, 0, nullptr};
+        return 1;
+    }
+    JobsShard *shards;
+    int n = LocalJobsShards(jobs, &shards);
+    *targets = (JobsTarget *) palloc(sizeof(JobsTarget) * (n + 1));
+    int found = 0;
+    for (int i = 0; i < n; i++) {
+        char *name = get_rel_name(shards[i].relid);
+        Oid nsp = get_rel_namespace(shards[i].relid);
+        if (name == nullptr || !OidIsValid(nsp))
+            continue;  // dropped since the list was read (a shard move)
+        (*targets)[found++] = JobsTarget{
+            shards[i].relid, shards[i].shardid,
+            quote_qualified_identifier(get_namespace_name(nsp), name)};
+    }
+    pfree(shards);
+    return found;
+}
+
 void JobShardsAtRelationChange(Oid relid, Oid jobs)
 {
     if (cached_for == InvalidOid && local_group < 0)

@@ -28,6 +28,17 @@ JobsShard LocalJobsShard(Oid jobs, int32 queue_id);
 // The shards of `jobs` placed on this node (a palloc'd copy of the cached list).
 int LocalJobsShards(Oid jobs, JobsShard **shards);
 
+// What the maintenance passes (reaping, retention) read on this node: `jobs`
+// itself on one server, with no route; under Citus, each shard of it placed
+// here, `route` its qualified name for RouteJobsTo (pg/statement.hpp), and
+// none on a node that holds no shard (the coordinator). A palloc'd array.
+struct JobsTarget {
+    Oid relid;
+    int64 shardid;      // 0: the table itself
+    const char *route;  // nullptr: the table itself
+};
+int JobsTargets(Oid jobs, JobsTarget **targets);
+
 // This node's Citus group id (0: the coordinator).
 int32 LocalGroupId();
 

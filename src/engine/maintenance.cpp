@@ -8,6 +8,7 @@
 #include "pg/statement.hpp"
 #include "cursors/cursors.hpp"
 #include "engine/job_rows.hpp"
+#include "engine/job_shards.hpp"
 #include "owners/owners.hpp"
 #include "wait/ready_notices.hpp"
 
@@ -16,6 +17,8 @@ extern "C" {
 #include "catalog/namespace.h"
 #include "storage/bufmgr.h"
 #include "storage/itemptr.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 }
@@ -108,20 +111,22 @@ Statement kPurgeQueue = {
     "   AND j.state = ANY ($4::text[])",
     4, {INT4OID, TIMESTAMPTZOID, INT4OID, TEXTARRAYOID}, nullptr, true};
 
-// Done jobs past their queue's retention ($4: of that queue only) in the
-// table's blocks [$1, $2), read by a TID range scan: no index lists done jobs,
-// so that a completion writes one index entry, the primary key's (tables.sql).
+// Done jobs past their queue's retention in the table's blocks [$1, $2), read
+// by a TID range scan: no index lists done jobs, so that a completion writes
+// one index entry, the primary key's (tables.sql). $3 and $4 are the queues
+// and their cutoffs (kPurgeCutoffs's), passed in rather than joined from
+// claimqueue.queues: under Citus that is a reference table, which Citus does
+// not let a DELETE of a shard join.
 Statement kPurgeDoneRange = {
     "WITH doomed AS ("
-    "   SELECT j.id FROM claimqueue.jobs j JOIN claimqueue.queues q ON q.queue_id = j.queue_id"
-    "   WHERE j.ctid >= $1 AND j.ctid < $2 AND j.state = 'done'"
-    "     AND j.finished_at < $3 - pg_catalog.make_interval("
-    "                                secs => pg_catalog.date_part('epoch', q.retention))"
-    "     AND ($4::text IS NULL OR q.name = $4)"
+    "   SELECT j.id FROM claimqueue.jobs j"
+    "   JOIN unnest($3::integer[], $4::timestamptz[]) AS c(queue_id, cutoff)"
+    "     ON c.queue_id = j.queue_id"
+    "   WHERE j.ctid >= $1 AND j.ctid < $2 AND j.state = 'done' AND j.finished_at < c.cutoff"
     "   LIMIT $5 FOR UPDATE OF j SKIP LOCKED)"
     " DELETE FROM claimqueue.jobs j WHERE j.id = ANY (ARRAY(SELECT id FROM doomed))"
     "   AND j.state = 'done'",
-    5, {TIDOID, TIDOID, TIMESTAMPTZOID, TEXTOID, INT4OID}, nullptr};
+    5, {TIDOID, TIDOID, INT4ARRAYOID, TIMESTAMPTZARRAYOID, INT4OID}, nullptr};
 
 // The earliest done job of each queue left in the blocks [$1, $2)
 // (DoneSweep's bound).
@@ -130,10 +135,10 @@ Statement kEarliestDoneInRange = {
     " WHERE ctid >= $1 AND ctid < $2 AND state = 'done' GROUP BY queue_id",
     2, {TIDOID, TIDOID}, nullptr};
 
-// How many blocks claimqueue.jobs has now.
-BlockNumber JobsBlocks()
+// How many blocks the table `relid` (InvalidOid: claimqueue.jobs) has now.
+BlockNumber JobsBlocks(Oid relid)
 {
-    Relation rel = table_open(JobsRelid(), AccessShareLock);
+    Relation rel = table_open(OidIsValid(relid) ? relid : JobsRelid(), AccessShareLock);
     BlockNumber n = RelationGetNumberOfBlocks(rel);
     table_close(rel, AccessShareLock);
     return n;
@@ -330,9 +335,10 @@ namespace {
 // The done jobs past retention in the sweep's range, up to `want` (SPI
 // connected). A range read to the end (the batch not filled) is behind the
 // sweep; after the table's last block it starts again at the first.
-int64 PurgeDoneRange(text *queue, int want, TimestampTz now, DoneSweep *sweep)
+int64 PurgeDoneRange(Datum queue_ids, Datum cutoffs, int want, TimestampTz now,
+                     DoneSweep *sweep)
 {
-    BlockNumber blocks = JobsBlocks();
+    BlockNumber blocks = JobsBlocks(sweep->relid);
     if (sweep->next >= blocks)
         sweep->next = 0;  // the table got shorter (VACUUM, TRUNCATE, a rewrite)
     if (sweep->next == 0 && sweep->began == DT_NOBEGIN)
@@ -341,9 +347,9 @@ int64 PurgeDoneRange(text *queue, int want, TimestampTz now, DoneSweep *sweep)
                                                               : blocks;
     uint64 n = 0;
     if (end > sweep->next) {
-        Datum range[5] = {BlockStart(sweep->next), BlockStart(end), TimestampTzGetDatum(now),
-                          PointerGetDatum(queue), Int32GetDatum(want)};
-        n = Execute(&kPurgeDoneRange, range, queue ? nullptr : "   n ");
+        Datum range[5] = {BlockStart(sweep->next), BlockStart(end), queue_ids, cutoffs,
+                          Int32GetDatum(want)};
+        n = Execute(&kPurgeDoneRange, range, nullptr);
     }
     if ((int64) n >= want)
         return (int64) n;  // more may be left in this range: the next call reads it again
@@ -403,7 +409,11 @@ int64 PurgeFinishedFrom(text *queue, int limit, DoneSweep *sweep)
     if (nqueues == 0)
         sweep->wrapped = true;  // no queue, so no done job to look for
     else if (total < limit && !nothing_due)
-        total += PurgeDoneRange(queue, (int) (limit - total), now, sweep);
+        total += PurgeDoneRange(
+            PointerGetDatum(construct_array(ids, (int) nqueues, INT4OID, 4, true, TYPALIGN_INT)),
+            PointerGetDatum(construct_array(cutoffs, (int) nqueues, TIMESTAMPTZOID, 8,
+                                            FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)),
+            (int) (limit - total), now, sweep);
     FinishSpi();
     return total;
 }
@@ -411,10 +421,12 @@ int64 PurgeFinishedFrom(text *queue, int limit, DoneSweep *sweep)
 void RestartDoneSweep(DoneSweep *sweep)
 {
     bool bounded = sweep->bounded;
+    Oid relid = sweep->relid;
     if (sweep->context != nullptr)
         MemoryContextDelete(sweep->context);  // the tables with it
     *sweep = DoneSweep();
     sweep->bounded = bounded;
+    sweep->relid = relid;
 }
 
 namespace {
@@ -451,8 +463,11 @@ int64 RunUntilShort(int64 (*batch)(text *, int), text *queue, const char *done)
 
 int64 ReapExpired(text *queue)
 {
-    return RunUntilShort(ReapDisconnectedBatch, queue, "released the ended sessions' claims on") +
-           RunUntilShort(ReapExpiredBatch, queue, "returned the expired leases of");
+    return OnEachJobsTarget([queue](const JobsTarget &) {
+        return RunUntilShort(ReapDisconnectedBatch, queue,
+                             "released the ended sessions' claims on") +
+               RunUntilShort(ReapExpiredBatch, queue, "returned the expired leases of");
+    });
 }
 
 int64 PurgeFinished(text *queue)
@@ -460,12 +475,51 @@ int64 PurgeFinished(text *queue)
     // Every range of the table once, from its first block: the sweep wraps
     // only in a batch that found the last range's done jobs all purged, and
     // the failed and cancelled ones too (they come first in each batch).
-    DoneSweep sweep;
-    return RunAllBatches(queue, "purged past their retention", [queue, &sweep](bool *more) {
-        int64 n = PurgeFinishedFrom(queue, kSqlFunctionBatch, &sweep);
-        *more = !sweep.wrapped;
-        return n;
+    return OnEachJobsTarget([queue](const JobsTarget &target) {
+        DoneSweep sweep;
+        sweep.relid = target.relid;
+        return RunAllBatches(queue, "purged past their retention", [queue, &sweep](bool *more) {
+            int64 n = PurgeFinishedFrom(queue, kSqlFunctionBatch, &sweep);
+            *more = !sweep.wrapped;
+            return n;
+        });
     });
+}
+
+bool QueueJobsHere(int32 queue_id, Oid *relid, const char **route)
+{
+    Oid jobs = JobsRelid();
+    *relid = jobs;
+    *route = nullptr;
+    if (!DistributedByCitus(jobs))
+        return true;
+    JobsShard shard = LocalJobsShard(jobs, queue_id);
+    char *name = OidIsValid(shard.relid) ? get_rel_name(shard.relid) : nullptr;
+    if (name == nullptr)
+        return false;
+    *relid = shard.relid;
+    *route = quote_qualified_identifier(get_namespace_name(get_rel_namespace(shard.relid)), name);
+    return true;
+}
+
+Statement kQueueIds = {"SELECT queue_id FROM claimqueue.queues", 0, {}, nullptr};
+
+ArrayType *QueueIdsOn(const JobsTarget &target)
+{
+    if (target.route == nullptr)
+        return nullptr;
+    ConnectSpi();
+    uint64 n = Execute(&kQueueIds, nullptr, nullptr);
+    Datum *ids = (Datum *) palloc(sizeof(Datum) * (n + 1));
+    for (uint64 i = 0; i < n; i++)
+        ids[i] = ResultValue(i, 1);
+    FinishSpi();
+    Oid jobs = JobsRelid();
+    int found = 0;
+    for (uint64 i = 0; i < n; i++)
+        if (LocalJobsShard(jobs, DatumGetInt32(ids[i])).shardid == target.shardid)
+            ids[found++] = ids[i];
+    return construct_array(ids, found, INT4OID, 4, true, TYPALIGN_INT);
 }
 
 }  // namespace claimqueue

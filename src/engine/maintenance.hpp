@@ -2,7 +2,10 @@
 // (src/worker) and that reap() and purge() run by hand.
 #pragma once
 
+#include "engine/job_rows.hpp"
+#include "engine/job_shards.hpp"
 #include "pg/pg.hpp"
+#include "pg/statement.hpp"
 
 namespace claimqueue {
 
@@ -66,6 +69,7 @@ struct DoneSweep {
     HTAB *bound = nullptr;             // queue id -> the earliest done job that sweep left
     TimestampTz bound_learned = 0;
     MemoryContext context = nullptr;   // the two tables' (under TopMemoryContext)
+    Oid relid = InvalidOid;            // the table swept: a Citus shard, or claimqueue.jobs
 };
 constexpr int64 kDoneBoundUsec = 60 * 60 * USECS_PER_SEC;
 constexpr BlockNumber kDoneSweepBlocks = 1024;  // 8 MB of table a reaper pass
@@ -80,5 +84,33 @@ void RestartDoneSweep(DoneSweep *sweep);
 // worker commits after each one).
 int64 ReapExpired(text *queue);
 int64 PurgeFinished(text *queue);
+
+// Runs `run` on each table the passes read on this node (JobsTargets): the
+// jobs table on one server; under Citus each local shard in turn, with the
+// statements routed to it, and nothing on a node that holds none. Returns the
+// sum of what `run` returns.
+template <typename Run>
+int64 OnEachJobsTarget(Run run)
+{
+    JobsTarget *targets;
+    int n = JobsTargets(JobsRelid(), &targets);
+    int64 total = 0;
+    for (int i = 0; i < n; i++) {
+        const char *previous = RouteJobsTo(targets[i].route);
+        char *restore = previous != nullptr ? pstrdup(previous) : nullptr;
+        total += run(targets[i]);
+        (void) RouteJobsTo(restore);
+    }
+    return total;
+}
+
+// The queues whose jobs are on `target`, a Citus shard here (their ids, for
+// RunDueSchedulesBatch); nullptr for the table itself, which holds every queue.
+ArrayType *QueueIdsOn(const JobsTarget &target);
+
+// Where queue_id's jobs are on this node, for a recount (metrics'
+// QueueJobsWhere): claimqueue.jobs on one server; under Citus the local shard
+// that holds them, with its route, or false when it is on another node.
+bool QueueJobsHere(int32 queue_id, Oid *relid, const char **route);
 
 }  // namespace claimqueue

@@ -1,11 +1,14 @@
 // Recurring jobs (see schedules.hpp).
 #include "engine/schedules.hpp"
 
+#include "engine/job_rows.hpp"
+
 #include <exception>
 #include <optional>
 
 extern "C" {
 #include "catalog/namespace.h"
+#include "utils/datum.h"
 }
 
 #include "core/cron.hpp"
@@ -17,6 +20,7 @@ extern "C" {
 #include "pg/errors.h"
 #include "pg/firewall.hpp"
 #include "pg/settings.hpp"
+#include "engine/maintenance.hpp"
 #include "pg/statement.hpp"
 #include "pg/time_zones.hpp"
 #include "wait/ready_notices.hpp"
@@ -68,33 +72,45 @@ Statement kSetSchedulePaused = {
     3, {TEXTOID, BOOLOID, TIMESTAMPTZOID}, nullptr};
 
 // Due schedules, earliest first; one the reaper or schedule() holds is left
-// for the next pass.
+// for the next pass. $4: of those queues only (under Citus, the queues of the
+// shard being served), or every queue when NULL.
 #define CQ_DUE_SCHEDULES(paused_test)                                                         \
-    "SELECT s.name, s.cron, s.timezone, s.next_run_at, s.catch_up, q.name"                    \
+    "SELECT s.name, s.cron, s.timezone, s.next_run_at, s.catch_up, q.name, s.queue_id,"       \
+    "       s.payload, s.priority::integer, coalesce(s.max_attempts, q.max_attempts)"        \
     " FROM claimqueue.schedules s JOIN claimqueue.queues q ON q.queue_id = s.queue_id"         \
     " WHERE s.enabled " paused_test "AND s.next_run_at <= $1"                                 \
     "   AND ($2::text IS NULL OR q.name = $2)"                                                \
+    "   AND ($4::integer[] IS NULL OR s.queue_id = ANY ($4::integer[]))"                      \
     " ORDER BY s.next_run_at LIMIT $3 FOR UPDATE OF s SKIP LOCKED"
-Statement kDueSchedules = {CQ_DUE_SCHEDULES("AND NOT s.paused "), 3,
-                           {TIMESTAMPTZOID, TEXTOID, INT4OID}, nullptr};
-Statement kDueSchedulesPrevious = {CQ_DUE_SCHEDULES(""), 3, {TIMESTAMPTZOID, TEXTOID, INT4OID},
-                                   nullptr};
+Statement kDueSchedules = {CQ_DUE_SCHEDULES("AND NOT s.paused "), 4,
+                           {TIMESTAMPTZOID, TEXTOID, INT4OID, INT4ARRAYOID}, nullptr};
+Statement kDueSchedulesPrevious = {CQ_DUE_SCHEDULES(""), 4,
+                                   {TIMESTAMPTZOID, TEXTOID, INT4OID, INT4ARRAYOID}, nullptr};
 
 // One job per slot, in slot order, due at its slot; the payload carries the
 // schedule's name and the slot (UTC, ISO 8601) under the key "claimqueue".
-Statement kInsertScheduled = {
-    "INSERT INTO claimqueue.jobs (queue_id, payload, run_at, priority, max_attempts, created_at,"
-    " pos)"
-    " SELECT s.queue_id,"
-    "   s.payload OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object('claimqueue',"
-    "     pg_catalog.jsonb_build_object('schedule', s.name, 'slot',"
-    "       pg_catalog.to_char(r.slot AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'))),"
-    "   r.slot, s.priority, coalesce(s.max_attempts, q.max_attempts), $3,"
-    "   claimqueue.ready_position(s.queue_id, s.priority, r.slot, $3)"
-    " FROM claimqueue.schedules s JOIN claimqueue.queues q ON q.queue_id = s.queue_id,"
-    "   pg_catalog.unnest($2::timestamptz[]) WITH ORDINALITY AS r(slot, ord)"
-    " WHERE s.name = $1 ORDER BY r.ord RETURNING id, queue_id",
-    3, {TEXTOID, TIMESTAMPTZARRAYOID, TIMESTAMPTZOID}, nullptr};
+// The schedule's values come from kDueSchedules's row, locked: under Citus this
+// may run on a shard, and Citus cannot plan a shard's INSERT joining the
+// reference tables with parameters. The id is drawn as the column's default
+// draws it, by name: a shard has no default.
+#define CQ_INSERT_SCHEDULED(QUEUE_COLUMN, QUEUE_VALUE)                                      \
+    "INSERT INTO claimqueue.jobs (id, queue_id, payload, run_at, priority, max_attempts,"   \
+    " created_at, pos" QUEUE_COLUMN ")"                                                     \
+    " SELECT pg_catalog.nextval('claimqueue.jobs_id_seq'::pg_catalog.regclass), $1,"        \
+    "   $2 OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object('claimqueue',"             \
+    "     pg_catalog.jsonb_build_object('schedule', $3, 'slot',"                            \
+    "       pg_catalog.to_char(r.slot AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'))),"  \
+    "   r.slot, $4, $5, $7, claimqueue.ready_position($1, $4, r.slot, $7)" QUEUE_VALUE        \
+    " FROM pg_catalog.unnest($6::timestamptz[]) WITH ORDINALITY AS r(slot, ord)"          \
+    " ORDER BY r.ord RETURNING id, queue_id"
+#define CQ_INSERT_SCHEDULED_ARGS \
+    INT4OID, JSONBOID, TEXTOID, INT4OID, INT4OID, TIMESTAMPTZARRAYOID, TIMESTAMPTZOID
+Statement kInsertScheduled = {CQ_INSERT_SCHEDULED("", ""), 7, {CQ_INSERT_SCHEDULED_ARGS},
+                              nullptr};
+// Once distributed, the jobs have the column queue (the queue's name, Citus's
+// distribution column), which a shard has no default for.
+Statement kInsertScheduledNamed = {CQ_INSERT_SCHEDULED(", queue", ", $8"), 8,
+                                   {CQ_INSERT_SCHEDULED_ARGS, TEXTOID}, nullptr};
 
 Statement kAdvanceSchedule = {
     "UPDATE claimqueue.schedules SET next_run_at = $2, last_run_at = coalesce($3, last_run_at),"
@@ -260,13 +276,17 @@ bool SetSchedulePaused(text *name, bool paused)
     return changed;
 }
 
-int64 RunDueSchedulesBatch(text *queue, int limit, int64 *jobs)
+int64 RunDueSchedulesBatch(text *queue, int limit, int64 *jobs, ArrayType *queue_ids)
 {
     ConnectSpi();
     TimestampTz now = ClockNow();
-    Datum find[3] = {TimestampTzGetDatum(now), PointerGetDatum(queue), Int32GetDatum(limit)};
+    Datum find[4] = {TimestampTzGetDatum(now), PointerGetDatum(queue), Int32GetDatum(limit),
+                     PointerGetDatum(queue_ids)};
+    char nulls[5] = "    ";
+    nulls[1] = queue ? ' ' : 'n';
+    nulls[3] = queue_ids ? ' ' : 'n';
     uint64 n = Execute(SchedulesHavePause() ? &kDueSchedules : &kDueSchedulesPrevious, find,
-                       queue ? nullptr : " n ");
+                       nulls);
     // SPI_tuptable belongs to the last statement: keep the due schedules apart.
     struct Due {
         text *name;
@@ -275,6 +295,10 @@ int64 RunDueSchedulesBatch(text *queue, int limit, int64 *jobs)
         TimestampTz next_run;
         char *catch_up;
         char *queue;
+        Datum queue_id;
+        Datum payload;
+        Datum priority;
+        Datum max_attempts;
     };
     Due *due = (Due *) palloc(sizeof(Due) * (n + 1));
     for (uint64 i = 0; i < n; i++) {
@@ -284,6 +308,10 @@ int64 RunDueSchedulesBatch(text *queue, int limit, int64 *jobs)
         due[i].next_run = DatumGetTimestampTz(ResultValue(i, 4));
         due[i].catch_up = TextDatumGetCString(ResultValue(i, 5));
         due[i].queue = TextDatumGetCString(ResultValue(i, 6));
+        due[i].queue_id = ResultValue(i, 7);
+        due[i].payload = datumCopy(ResultValue(i, 8), false, -1);
+        due[i].priority = ResultValue(i, 9);
+        due[i].max_attempts = ResultValue(i, 10);
     }
     int64 *runs = (int64 *) palloc(sizeof(int64) * kMaxRunsPlanned);
     Datum *slots = (Datum *) palloc(sizeof(Datum) * kMaxRunsPlanned);
@@ -312,12 +340,14 @@ int64 RunDueSchedulesBatch(text *queue, int limit, int64 *jobs)
         if (plan.nruns > 0) {
             for (int r = 0; r < plan.nruns; r++)
                 slots[r] = TimestampTzGetDatum(TimestampOfUnixUsec(runs[r]));
-            Datum insert[3] = {PointerGetDatum(d.name),
+            Datum insert[8] = {d.queue_id, d.payload, PointerGetDatum(d.name), d.priority,
+                               d.max_attempts,
                                PointerGetDatum(construct_array(slots, plan.nruns, TIMESTAMPTZOID,
                                                                8, FLOAT8PASSBYVAL,
                                                                TYPALIGN_DOUBLE)),
-                               TimestampTzGetDatum(now)};
-            uint64 made = Execute(&kInsertScheduled, insert, nullptr);
+                               TimestampTzGetDatum(now), CStringGetTextDatum(d.queue)};
+            uint64 made = Execute(JobsDistributed() ? &kInsertScheduledNamed : &kInsertScheduled,
+                                  insert, nullptr);
             for (uint64 j = 0; j < made; j++)
                 last_job = Max(last_job, DatumGetInt64(ResultValue(j, 1)));
             *jobs += (int64) made;
@@ -349,9 +379,14 @@ int64 RunDueSchedules(text *queue)
     ConnectSpi();  // the batches nest their own SPI connections inside this one
     if (queue)
         RequireQueueExists(queue);
+    // Under Citus, the schedules of the queues of each shard on this node.
     int64 jobs = 0;
-    for (int64 n = kSqlFunctionBatch; n == kSqlFunctionBatch;)
-        n = RunDueSchedulesBatch(queue, kSqlFunctionBatch, &jobs);
+    (void) OnEachJobsTarget([queue, &jobs](const JobsTarget &target) {
+        ArrayType *ids = QueueIdsOn(target);
+        for (int64 n = kSqlFunctionBatch; n == kSqlFunctionBatch;)
+            n = RunDueSchedulesBatch(queue, kSqlFunctionBatch, &jobs, ids);
+        return (int64) 0;
+    });
     FinishSpi();
     if (jobs > 0)
         ereport(LOG, (errmsg("claimqueue: enqueued %lld scheduled jobs", (long long) jobs)));

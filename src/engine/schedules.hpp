@@ -54,8 +54,9 @@ bool SetSchedulePaused(text *name, bool paused);
 // NULL), each locked with SKIP LOCKED, get their jobs (core/schedule_plan.hpp)
 // and their next run, in the caller's transaction, so a slot's job and the
 // advance past it commit together or not at all. Returns the schedules
-// handled; adds the jobs enqueued to *jobs.
-int64 RunDueSchedulesBatch(text *queue, int limit, int64 *jobs);
+// handled; adds the jobs enqueued to *jobs. `queue_ids`, when given: of those
+// queues only (under Citus, those of the shard served: maintenance.hpp).
+int64 RunDueSchedulesBatch(text *queue, int limit, int64 *jobs, ArrayType *queue_ids = nullptr);
 
 // run_schedules(): batches until no due schedule is left, in the caller's
 // transaction; returns the jobs enqueued.

@@ -553,7 +553,7 @@ void Unfreeze(MetricsSlot *slot)
 
 }  // namespace
 
-bool RecountQueueMetrics(int32 queue_id)
+bool RecountQueueMetrics(int32 queue_id, QueueJobsWhere where)
 {
     if (!Enabled())
         return false;
@@ -568,6 +568,14 @@ bool RecountQueueMetrics(int32 queue_id)
     Oid jobs = get_relname_relid("jobs", get_namespace_oid("claimqueue", false));
     if (!OidIsValid(jobs))
         elog(ERROR, "claimqueue: relation claimqueue.jobs does not exist");
+    const char *route = nullptr;
+    bool here = true;
+    if (where != nullptr) {
+        Oid holder = jobs;
+        here = where(queue_id, &holder, &route);
+        if (here && holder != jobs)
+            LockRelationOid(holder, AccessShareLock);
+    }
     LockRelationOid(jobs, AccessShareLock);
     uint64 generation;
     MetricsSlot *slot = SlotOf(queue_id, true, &generation);
@@ -595,13 +603,19 @@ bool RecountQueueMetrics(int32 queue_id)
         }
         // The count's snapshot shows every transaction that changed the
         // queue's slot so far, and none that will.
-        ConnectSpi();
-        Datum args[1] = {Int32GetDatum(queue_id)};
-        Execute(&kCountLive, args, nullptr, 1);
-        ready = DatumGetInt64(ResultValue(0, 1));
-        running = DatumGetInt64(ResultValue(0, 2));
-        newest_id = DatumGetInt64(ResultValue(0, 3));
-        FinishSpi();
+        if (here) {
+            ConnectSpi();
+            const char *previous = route != nullptr ? RouteJobsTo(route) : nullptr;
+            char *restore = previous != nullptr ? pstrdup(previous) : nullptr;
+            Datum args[1] = {Int32GetDatum(queue_id)};
+            Execute(&kCountLive, args, nullptr, 1);
+            ready = DatumGetInt64(ResultValue(0, 1));
+            running = DatumGetInt64(ResultValue(0, 2));
+            newest_id = DatumGetInt64(ResultValue(0, 3));
+            if (route != nullptr)
+                (void) RouteJobsTo(restore);
+            FinishSpi();
+        }
     }
     PG_CATCH();
     {
@@ -624,7 +638,7 @@ bool RecountQueueMetrics(int32 queue_id)
     return true;
 }
 
-int64 RecountQueues(bool uncounted_only)
+int64 RecountQueues(bool uncounted_only, QueueJobsWhere where)
 {
     if (!Enabled())
         return 0;
@@ -649,7 +663,7 @@ int64 RecountQueues(bool uncounted_only)
         SpinLockAcquire(&slot->mutex);
         bool counted = slot->gauges_since != 0;
         SpinLockRelease(&slot->mutex);
-        if ((!counted || !uncounted_only) && RecountQueueMetrics(ids[i]))
+        if ((!counted || !uncounted_only) && RecountQueueMetrics(ids[i], where))
             recounted++;
     }
     FinishSpi();

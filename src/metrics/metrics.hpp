@@ -55,14 +55,19 @@ void FreeQueueMetricsAtCommit(int32 queue_id);
 // pre-commit while the count's snapshot is taken and read. READ COMMITTED,
 // outside any transaction that changed jobs. False when the queue has no slot
 // (table full, not preloaded) or another recount of it runs.
-bool RecountQueueMetrics(int32 queue_id);
+// `where`, when given, says where the queue's jobs are on this node: false
+// when none of them is (under Citus, a queue whose shard is elsewhere: its
+// gauges here are zero); else the relation, and the route for RouteJobsTo
+// (nullptr: claimqueue.jobs itself). The engine's QueueJobsHere.
+using QueueJobsWhere = bool (*)(int32 queue_id, Oid *relid, const char **route);
+bool RecountQueueMetrics(int32 queue_id, QueueJobsWhere where = nullptr);
 
 // Recounts every queue of this database (inside a transaction of its own):
 // with `uncounted_only`, those whose gauges were not counted since their slot
 // was taken (the reaper, every pass: after a start, a new queue). Nothing
 // while a transaction is prepared in this database (its changes, applied at
 // PREPARE, could not be placed). Returns how many it recounted.
-int64 RecountQueues(bool uncounted_only);
+int64 RecountQueues(bool uncounted_only, QueueJobsWhere where = nullptr);
 
 constexpr int kJobTotals = 7;  // enqueued, claimed, completed, failed, reaped, retried, cancelled
 

@@ -18,6 +18,8 @@ extern "C" {
 #include "utils/snapmgr.h"
 }
 
+#include "engine/job_rows.hpp"
+#include "engine/job_shards.hpp"
 #include "engine/maintenance.hpp"
 #include "cursors/cursors.hpp"
 #include "metrics/metrics.hpp"
@@ -97,6 +99,11 @@ void EndBatch()
     pgstat_report_activity(STATE_IDLE, nullptr);
 }
 
+// Under Citus, the passes over jobs run once for each shard of it on this node
+// (JobsTargets), each batch with its statements routed there: the shard's
+// qualified name while one is served, "" otherwise.
+char shard_route[2 * NAMEDATALEN + 8] = "";
+
 // Runs `batch` in transactions of reaper_batch_size jobs until a batch comes
 // back short. Adds the jobs handled to *total; false when the extension is gone.
 bool RunBatches(int64 (*batch)(text *, int), const char *activity, int64 *total)
@@ -104,8 +111,11 @@ bool RunBatches(int64 (*batch)(text *, int), const char *activity, int64 *total)
     for (;;) {
         if (!BeginBatch(activity))
             return false;
+        if (shard_route[0] != '\0')
+            (void) RouteJobsTo(shard_route);  // the transaction's end takes it off
         int limit = reaper_batch_size;
         int64 n = batch(nullptr, limit);
+        (void) RouteJobsTo(nullptr);
         EndBatch();
         *total += n;
         if (n < limit || StopRequested())
@@ -129,7 +139,7 @@ int64 SweepBatch(text *, int)
 // after a start, a new queue): recounted in a transaction of their own.
 int64 RecountBatch(text *, int)
 {
-    RecountQueues(true);
+    RecountQueues(true, QueueJobsHere);
     return 0;
 }
 
@@ -164,19 +174,101 @@ DoneSweep BoundedSweep()
     return sweep;
 }
 DoneSweep done_sweep = BoundedSweep();
+DoneSweep *sweeping = &done_sweep;  // the table's, or the shard's being served
 
 int64 PurgeFromSweep(text *, int limit)
 {
-    return PurgeFinishedFrom(nullptr, limit, &done_sweep);
+    return PurgeFinishedFrom(nullptr, limit, sweeping);
+}
+
+// Under Citus, each local shard's own lease mark and done sweep, by shard id.
+struct ShardState {
+    int64 shardid;  // the key
+    bool seen;      // listed by this pass
+    TimestampTz lease_mark;
+    DoneSweep sweep;
+};
+HTAB *shard_states = nullptr;
+
+ShardState *StateOfShard(const JobsTarget &target)
+{
+    if (shard_states == nullptr) {
+        HASHCTL ctl;
+        memset(&ctl, 0, sizeof(ctl));
+        ctl.keysize = sizeof(int64);
+        ctl.entrysize = sizeof(ShardState);
+        ctl.hcxt = TopMemoryContext;
+        shard_states = hash_create("claimqueue reaper shards", 64, &ctl,
+                                   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+    }
+    bool found;
+    ShardState *state = (ShardState *) hash_search(shard_states, &target.shardid, HASH_ENTER, &found);
+    if (!found) {
+        state->lease_mark = DT_NOBEGIN;
+        state->sweep = BoundedSweep();
+    }
+    state->sweep.relid = target.relid;  // the same shard id keeps its name, not always its oid
+    state->seen = true;
+    return state;
+}
+
+// Forgets the shards no longer here (moved away, or the table undistributed).
+void ForgetUnseenShards()
+{
+    if (shard_states == nullptr)
+        return;
+    HASH_SEQ_STATUS seq;
+    hash_seq_init(&seq, shard_states);
+    ShardState *state;
+    while ((state = (ShardState *) hash_seq_search(&seq)) != nullptr) {
+        if (!state->seen) {
+            RestartDoneSweep(&state->sweep);
+            if (state->sweep.context != nullptr)
+                MemoryContextDelete(state->sweep.context);
+            (void) hash_search(shard_states, &state->shardid, HASH_REMOVE, nullptr);
+        } else {
+            state->seen = false;
+        }
+    }
+}
+
+// The tables this pass serves (JobsTargets), copied into the pass's context.
+JobsTarget *pass_targets = nullptr;
+int npass_targets = 0;
+
+int64 ListTargetsBatch(text *, int)
+{
+    for (int i = 0; i < npass_targets; i++)
+        if (pass_targets[i].route != nullptr)
+            pfree((void *) pass_targets[i].route);
+    if (pass_targets != nullptr)
+        pfree(pass_targets);
+    pass_targets = nullptr;
+    npass_targets = 0;
+    JobsTarget *targets;
+    int n = JobsTargets(JobsRelid(), &targets);
+    pass_targets = (JobsTarget *) MemoryContextAlloc(TopMemoryContext, sizeof(JobsTarget) * (n + 1));
+    for (int i = 0; i < n; i++) {
+        pass_targets[i] = targets[i];
+        pass_targets[i].route =
+            targets[i].route ? MemoryContextStrdup(TopMemoryContext, targets[i].route) : nullptr;
+    }
+    npass_targets = n;
+    return 0;
 }
 
 // Due schedules get their jobs; counted in jobs, the batch returns the
 // schedules it handled.
 int64 scheduled_jobs = 0;
 
+const JobsTarget *serving = nullptr;  // the shard the batches serve (Serve)
+
 int64 SchedulesBatch(text *, int limit)
 {
-    return RunDueSchedulesBatch(nullptr, limit, &scheduled_jobs);
+    // Under Citus, the node holding a queue's shard fires its schedules: one
+    // node per queue, so each slot's job is enqueued once across the cluster.
+    ArrayType *ids = serving != nullptr ? QueueIdsOn(*serving) : nullptr;
+    return RunDueSchedulesBatch(nullptr, limit, &scheduled_jobs, ids);
 }
 
 // The queue history (queue_history): every queue's metrics sampled about once
@@ -198,34 +290,110 @@ int64 SampleBatch(text *, int)
 }
 
 // One pass; false when the extension is gone (the reaper then exits).
+void ServeNone()
+{
+    serving = nullptr;
+    shard_route[0] = '\0';
+    sweeping = &done_sweep;
+}
+
+// Serves `target` in the batches that follow: its route, its lease mark and
+// its done sweep (nothing to route on one server).
+ShardState *Serve(const JobsTarget &target)
+{
+    if (target.route == nullptr) {
+        ServeNone();
+        return nullptr;
+    }
+    serving = &target;
+    strlcpy(shard_route, target.route, sizeof(shard_route));
+    ShardState *state = StateOfShard(target);
+    sweeping = &state->sweep;
+    return state;
+}
+
+
+// The passes over the jobs of one table (`state`: a Citus shard's, else the
+// table's own) that return claims: of ended sessions, then expired leases.
+bool ReturnClaims(ShardState *state, int64 *released, int64 *reaped)
+{
+    // Claims of ended sessions (release_on_disconnect) first: an exiting
+    // session wakes this reaper, which is what it woke it for.
+    if (!RunBatches(ReapDisconnectedBatch, "claimqueue reaper: returning claims of ended sessions",
+                    released))
+        return false;
+    if (state != nullptr)
+        lease_mark = state->lease_mark;
+    next_lease_mark = lease_mark;
+    if (!RunBatches(ReapFromMark, "claimqueue reaper: returning expired leases", reaped))
+        return false;
+    lease_mark = next_lease_mark;  // its batches have committed
+    if (state != nullptr)
+        state->lease_mark = lease_mark;
+    return true;
+}
+
+// One pass; false when the extension is gone (the reaper then exits).
 bool RunPass()
 {
     int64 reaped = 0, released = 0, purged = 0, promoted = 0, swept = 0, floors = 0, schedules = 0,
-          recounted = 0;
+          recounted = 0, none = 0;
     scheduled_jobs = 0;
     TimestampTz now = GetCurrentTimestamp();
     bool sweep = now - last_sweep >= kSweepIntervalUsec;
-    if (sweep)
+    if (sweep) {
         lease_mark = DT_NOBEGIN;
+        if (shard_states != nullptr) {
+            HASH_SEQ_STATUS seq;
+            hash_seq_init(&seq, shard_states);
+            ShardState *state;
+            while ((state = (ShardState *) hash_seq_search(&seq)) != nullptr)
+                state->lease_mark = DT_NOBEGIN;
+        }
+    }
     // First, so that a claim of a prepared transaction that committed since
     // the last pass is reaped in this one if its lease has ended.
     if (max_prepared_xacts > 0 &&
         !RunBatches(LiftFloorsBatch, "claimqueue reaper: checking prepared transactions", &floors))
         return false;
-    // Claims of ended sessions (release_on_disconnect) first: an exiting
-    // session wakes this reaper, which is what it woke it for.
-    if (!RunBatches(ReapDisconnectedBatch, "claimqueue reaper: returning claims of ended sessions",
-                    &released))
+    // One server: claimqueue.jobs. Under Citus: each of its shards here, and
+    // none on the coordinator, whose own table is empty once distributed.
+    if (!RunBatches(ListTargetsBatch, "claimqueue reaper: listing the tables of jobs", &none))
         return false;
-    next_lease_mark = lease_mark;
-    if (!RunBatches(ReapFromMark, "claimqueue reaper: returning expired leases", &reaped))
+    bool distributed = npass_targets != 1 || pass_targets[0].route != nullptr;
+    for (int i = 0; i < npass_targets; i++)
+        if (!ReturnClaims(Serve(pass_targets[i]), &released, &reaped)) {
+            ServeNone();
+            return false;
+        }
+    ServeNone();
+    for (int i = 0; i < npass_targets; i++) {
+        (void) Serve(pass_targets[i]);
+        if (!RunBatches(SchedulesBatch, "claimqueue reaper: enqueuing scheduled jobs",
+                        &schedules)) {
+            ServeNone();
+            return false;
+        }
+    }
+    ServeNone();
+    if (!RunBatches(RecountBatch, "claimqueue reaper: counting queue metrics", &recounted))
         return false;
-    lease_mark = next_lease_mark;  // its batches have committed
-    if (!RunBatches(SchedulesBatch, "claimqueue reaper: enqueuing scheduled jobs", &schedules) ||
-        !RunBatches(RecountBatch, "claimqueue reaper: counting queue metrics", &recounted) ||
-        !RunBatches(PromoteDueBatch, "claimqueue reaper: promoting due jobs", &promoted) ||
-        !RunBatches(PurgeFromSweep, "claimqueue reaper: purging finished jobs", &purged))
-        return false;
+    for (int i = 0; i < npass_targets; i++) {
+        (void) Serve(pass_targets[i]);
+        if (!RunBatches(PromoteDueBatch, "claimqueue reaper: promoting due jobs", &promoted) ||
+            !RunBatches(PurgeFromSweep, "claimqueue reaper: purging finished jobs", &purged)) {
+            ServeNone();
+            return false;
+        }
+    }
+    ServeNone();
+    ForgetUnseenShards();
+    // The history sample and the cursor sweep are not run under Citus yet
+    // (docs/citus.md): they write through the distributed or reference tables.
+    if (distributed) {
+        last_sample = now;
+        last_sweep = now;
+    }
     if (now - last_sample >= kSampleIntervalUsec) {
         int64 none = 0;
         if (!RunBatches(SampleBatch, "claimqueue reaper: sampling queue history", &none))
@@ -261,6 +429,21 @@ bool RunPass()
     return true;
 }
 
+// After a failed pass: every sweep starts again (its notes may tell of
+// deletions the abort undid), and nothing stays routed.
+void RestartSweeps()
+{
+    ServeNone();
+    RestartDoneSweep(&done_sweep);
+    if (shard_states == nullptr)
+        return;
+    HASH_SEQ_STATUS seq;
+    hash_seq_init(&seq, shard_states);
+    ShardState *state;
+    while ((state = (ShardState *) hash_seq_search(&seq)) != nullptr)
+        RestartDoneSweep(&state->sweep);
+}
+
 // A failed pass is logged and retried next interval; the worker stays up.
 bool RunPassCatchingErrors(MemoryContext pass_context)
 {
@@ -275,8 +458,7 @@ bool RunPassCatchingErrors(MemoryContext pass_context)
         ErrorData *error = CopyErrorData();
         FlushErrorState();
         AbortCurrentTransaction();
-        // Its notes may tell of deletions the abort undid.
-        RestartDoneSweep(&done_sweep);
+        RestartSweeps();
         pgstat_report_activity(STATE_IDLE, nullptr);
         LWLockAcquire(Shared()->lock, LW_EXCLUSIVE);
         // The same failure every interval is logged once, not every second.

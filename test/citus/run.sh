@@ -323,6 +323,59 @@ check "on the worker it moved to, its $ready ready jobs are claimed and complete
 check "every job of the queue is done, read through the coordinator" \
     test "$(on 0 "SELECT count(*) FILTER (WHERE state <> 'done') || ' ' || count(*) FROM claimqueue.jobs WHERE queue_id = $qa")" = "0 $(on 0 "SELECT count(*) FROM claimqueue.jobs WHERE queue_id = $qa")"
 
+# Background work on every node ---------------------------------------------
+# Each node's reaper serves the shards of claimqueue.jobs placed on it, and
+# the coordinator's, which holds none, has nothing to do: no pass fails.
+on 0 "SELECT create_queue('citus_reaped', lease => '1 second', max_attempts => 3, retention => '1 second')" >/dev/null
+r=$(shard_node citus_reaped)
+qr=$(on 0 "SELECT queue_id FROM claimqueue.queues WHERE name = 'citus_reaped'")
+on "$r" "SELECT count(enqueue('citus_reaped', jsonb_build_object('n', n))) FROM generate_series(1, 10) n" >/dev/null
+claimed=$(on "$r" "SELECT count(*) FROM dequeue('citus_reaped', 'gone', batch => 4)")
+finished=$(on "$r" "SELECT count(complete(id, attempt)) FROM dequeue('citus_reaped', 'w1', batch => 3)")
+check "on the worker holding its shard, 4 jobs are claimed and left, 3 completed ($claimed, $finished)" \
+    test "$claimed $finished" = "4 3"
+# is N SQL: whether SQL's one value on node N is "t" (for until_true).
+is() { test "$(on "$1" "$2")" = t; }
+check "that worker's reaper returns the 4 expired leases to ready, with the attempt's error" \
+    until_true is 0 "SELECT count(*) = 4 FROM claimqueue.jobs WHERE queue_id = $qr AND state = 'ready' AND last_error = 'lease expired (worker gone, attempt 1)'"
+check "and purges the 3 done jobs past the queue's retention" \
+    until_true is 0 "SELECT count(*) = 0 FROM claimqueue.jobs WHERE queue_id = $qr AND state = 'done'"
+check "the 7 others are all kept" \
+    test "$(on 0 "SELECT count(*) FROM claimqueue.jobs WHERE queue_id = $qr")" = 7
+check "it counted them in reaper_stats (reaped >= 4, purged >= 3)" \
+    test "$(on "$r" "SELECT jobs_reaped >= 4 AND jobs_purged >= 3 FROM reaper_stats")" = t
+# A pass that starts after now has ended on every node, without an error.
+for node in 0 1 2; do
+    passes=$(on "$node" "SELECT passes FROM reaper_stats")
+    check "node $node's reaper passes again without an error" \
+        until_true is "$node" "SELECT passes > $passes AND last_error IS NULL FROM reaper_stats"
+done
+by_hand=$(for node in 0 1 2; do on "$node" "SELECT reap() || '/' || purge()" 2>&1; done | tr '\n' ' ')
+check "reap() and purge() by hand succeed on every node ($by_hand)" \
+    grep -qxE '([0-9]+/[0-9]+ ){3}' <<<"$by_hand"
+# Metrics are each node's own: the worker holding the queue counts its jobs,
+# the other nodes none, also after a recount from the table.
+for node in 0 1 2; do on "$node" "SELECT claimqueue.recount_queue_metrics()" >/dev/null; done
+want="7 0 0"
+[ "$r" = 2 ] && want="0 7 0"
+check "after recount_queue_metrics() on every node, its ready jobs are counted where its shard is ($want)" \
+    test "$(for node in 1 2 0; do on "$node" "SELECT ready_or_scheduled FROM queue_metrics WHERE queue = 'citus_reaped'"; done | tr '\n' ' ' | sed 's/ $//')" = "$want"
+# Recurring jobs: the node holding the queue's shard fires its schedules, so
+# each slot's job is enqueued once across the cluster.
+on 0 "SELECT schedule('citus_tick', 'every 1 second', 'citus_reaped', '{\"tick\": true}')" >/dev/null
+slots() {
+    on 0 "SELECT count(*) || ' ' || count(DISTINCT payload->'claimqueue'->>'slot') FROM claimqueue.jobs WHERE queue_id = $qr AND payload->'claimqueue'->>'schedule' = 'citus_tick'"
+}
+check "a schedule declared on the coordinator fires on the worker holding its queue (3 slots or more)" \
+    until_true is 0 "SELECT count(*) >= 3 FROM claimqueue.jobs WHERE queue_id = $qr AND payload->'claimqueue'->>'schedule' = 'citus_tick'"
+on 0 "SELECT unschedule('citus_tick')" >/dev/null
+read -r fired distinct <<<"$(slots)"
+check "each slot once: $fired jobs for $distinct slots" test "$fired" = "$distinct"
+check "the jobs carry the schedule's payload, in the queue's shard on that worker" \
+    test "$(on "$r" "SELECT count(*) FILTER (WHERE payload->>'tick' = 'true') = count(*) FROM $(on 0 "SELECT shard_name('claimqueue.jobs', get_shard_id_for_distribution_column('claimqueue.jobs', 'citus_reaped'::text))") WHERE payload->'claimqueue'->>'schedule' = 'citus_tick'")" = t
+by_hand=$(for node in 0 1 2; do on "$node" "SELECT run_schedules()" 2>&1; done | tr '\n' ' ')
+check "run_schedules() by hand succeeds on every node ($by_hand)" grep -qxE '([0-9]+ ){3}' <<<"$by_hand"
+
 # Through the coordinator: Citus delegates each call that names a queue to the
 # worker holding its shard (create_distributed_function by the queue
 # argument, colocated with claimqueue.jobs, distributed by the queue's name).

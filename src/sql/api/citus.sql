@@ -11,8 +11,8 @@
 -- 2^48, by its Citus group id. Refused without Citus, off the coordinator and
 -- while jobs run (their claims would be fenced against rows that moved). A
 -- second call only gives a worker added since its range of job ids.
--- Superusers only. The reaper and retention do not run on the workers yet
--- (expired leases are not taken back): it runs only with preview => true.
+-- Superusers only. Queue grants (by role oid) are not checked right on the
+-- workers yet: it runs only with preview => true.
 CREATE OR REPLACE FUNCTION claimqueue.distribute(preview boolean DEFAULT false) RETURNS void
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
@@ -40,9 +40,9 @@ BEGIN
                   HINT = 'Connect to the Citus coordinator and call it there.';
     END IF;
     IF NOT preview THEN
-        RAISE EXCEPTION 'claimqueue.distribute() is a preview: the reaper does not run on the workers yet'
+        RAISE EXCEPTION 'claimqueue.distribute() is a preview: queue grants are not checked right on the workers yet'
             USING ERRCODE = 'feature_not_supported',
-                  DETAIL = 'After it, expired leases are not taken back and retention does not run, '
+                  DETAIL = 'Grants are kept by role oid, which differs from node to node; '
                            'and there is no way back but a dump and restore.',
                   HINT = 'To try the distributed mode on a cluster that serves no work, call claimqueue.distribute(preview => true).';
     END IF;
