@@ -14,6 +14,7 @@
 #include "engine/schema_version.hpp"
 #include "metrics/metrics.hpp"
 #include "owners/owners.hpp"
+#include "pg/citus_guard.hpp"
 #include "pg/session.hpp"
 #include "pg/settings.hpp"
 #include "wait/ready_notices.hpp"
@@ -68,6 +69,10 @@ extern "C" void _PG_init(void)
     // A session whose claims die with it has ended: its reaper returns them now.
     claimqueue::OnOwnerExit(claimqueue::WakeReaper);
     claimqueue::InstallDatabaseGuard();
+    // Citus, preloaded before claimqueue, delegates calls by their queue.
+    if (shared_preload_libraries_string != nullptr &&
+        strstr(shared_preload_libraries_string, "citus") != nullptr)
+        claimqueue::InstallCitusCallGuard();
     // pg_upgrade's server (binary upgrade mode) must not run anything of ours.
     if (!IsBinaryUpgrade)
         claimqueue::RegisterLauncher();

@@ -16,6 +16,9 @@ extern "C" {
 #include "pg/clock.hpp"
 #include "engine/enqueue.hpp"
 #include "engine/grants.hpp"
+#include "engine/job_rows.hpp"
+#include "engine/queue_cache.hpp"
+#include "engine/queues.hpp"
 #include "pg/settings.hpp"
 
 using namespace claimqueue;
@@ -386,6 +389,59 @@ CQ_QUEUE_FUNCTION(cq_heartbeat)
         CheckIntervalArg("extend", extend, true);
     RequireJobPrivilege(id, QueuePrivilege::kConsume, "heartbeat()");
     PG_RETURN_TIMESTAMPTZ(HeartbeatJob(id, attempt, extend));
+}
+
+// The calls that name the job's queue in front (complete_in, ...; 0.5.0):
+// the queue routes the call on a Citus cluster, where Citus delegates it to
+// the worker holding the queue's shard. Here the queue must exist (QC001);
+// the rest is the call without it, `body`, with the same arguments after the
+// queue, for jobs of that queue only (QC002 for a job of another).
+static Datum WithoutQueue(FunctionCallInfo fcinfo, Datum (*body)(FunctionCallInfo))
+{
+    text *queue = QueueNameArg(fcinfo, 0);
+    if (CachedQueueId(queue) == 0)
+        (void) LookUpQueueId(queue);  // QC001 when it does not exist
+    ExpectJobsOfQueue(text_to_cstring(queue));
+    int n = PG_NARGS() - 1;
+    LOCAL_FCINFO(inner, FUNC_MAX_ARGS);
+    InitFunctionCallInfoData(*inner, fcinfo->flinfo, n, fcinfo->fncollation, fcinfo->context,
+                             fcinfo->resultinfo);
+    for (int i = 0; i < n; i++)
+        inner->args[i] = fcinfo->args[i + 1];
+    Datum result = body(inner);
+    ExpectJobsOfQueue(nullptr);  // an error leaves it to the transaction's end
+    fcinfo->isnull = inner->isnull;
+    return result;
+}
+
+// complete_in(queue, id, attempt, result)
+CQ_QUEUE_FUNCTION(cq_complete_in)
+{
+    return WithoutQueue(fcinfo, cq_complete_as_owner);
+}
+
+// complete_batch_in(queue, ids, attempts, results)
+CQ_QUEUE_FUNCTION(cq_complete_batch_in)
+{
+    return WithoutQueue(fcinfo, cq_complete_many_as_owner);
+}
+
+// fail_in(queue, id, attempt, error, retry_in, retryable, error_detail)
+CQ_QUEUE_FUNCTION(cq_fail_in)
+{
+    return WithoutQueue(fcinfo, cq_fail_as_owner);
+}
+
+// heartbeat_in(queue, id, attempt, extend)
+CQ_QUEUE_FUNCTION(cq_heartbeat_in)
+{
+    return WithoutQueue(fcinfo, cq_heartbeat_as_owner);
+}
+
+// snooze_in(queue, id, attempt, delay)
+CQ_QUEUE_FUNCTION(cq_snooze_in)
+{
+    return WithoutQueue(fcinfo, cq_snooze_as_owner);
 }
 
 // retry(id, run_at)

@@ -362,8 +362,13 @@ bool NextDue(text *queue, TimestampTz *due)
     // resume_queue()'s commit may not have its invalidation yet.
     bool paused;
     int32 queue_id = QueueIdOf(queue, &paused);
+    // Under Citus its statements read the queue's local shard (the route
+    // OpenJobRows sets), as a claim's do.
+    JobRows *routed = !paused && JobsDistributed() ? OpenJobRows(queue_id) : nullptr;
     // A paused queue has nothing due: its waiters sleep until it is resumed.
     bool found = !paused && NextDueAt(queue_id, due);
+    if (routed != nullptr)
+        CloseJobRows(routed);
     FinishSpi();
     return found;
 }

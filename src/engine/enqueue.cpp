@@ -110,6 +110,8 @@ bool RowOf(int32 queue_id, const NewJob &job, TimestampTz now, NewJobRow *row)
         return false;
     *row = NewJobRow{};
     row->queue_id = queue_id;
+    // A copy: opening the rows takes in invalidations, which may drop the cache.
+    row->queue_name = JobsDistributed() ? pstrdup(facts->name) : nullptr;
     row->run_at = job.run_at_null ? now : DatumGetTimestampTz(job.run_at);
     row->priority = (int16) job.priority;
     row->max_attempts =
@@ -153,11 +155,21 @@ bool InsertDirectly(int32 queue_id, const NewJob &job, text *dedup_key, Timestam
     return direct;
 }
 
+// Under Citus the INSERT below cannot run: Citus cannot plan it on the
+// distributed table (nor route it to a shard by queue_id). An unknown queue
+// gets QC001 here, as the INSERT would report it on one server.
+void RequireQueueWhereDistributed(text *queue, int32 queue_id)
+{
+    if (queue_id == 0 && JobsDistributed())
+        ReportUnknownQueue(queue);
+}
+
 }  // namespace
 
 int64 EnqueueJob(text *queue, const NewJob &job, text *dedup_key)
 {
     int32 queue_id = LockQueueName(queue, ShareLock);
+    RequireQueueWhereDistributed(queue, queue_id);
     // A transaction snapshot needs the INSERT's view of the queue
     // (RequireQueueCurrent, and SERIALIZABLE's predicate lock on the queue's
     // row), and its ON CONFLICT's check against that snapshot: it runs the
@@ -270,6 +282,7 @@ bool InsertBatchDirectly(int32 queue_id, ArrayType *payloads, const NewJob &comm
 int EnqueueBatch(text *queue, Datum payloads, const NewJob &common, int64 **ids)
 {
     int32 queue_id = LockQueueName(queue, ShareLock);
+    RequireQueueWhereDistributed(queue, queue_id);
     if (queue_id > 0 && !IsolationUsesXactSnapshot()) {
         TimestampTz now = ClockNow();
         int n;

@@ -46,10 +46,12 @@ namespace {
 enum Column {
     kId, kQueueId, kState, kPriority, kAttempt, kMaxAttempts, kRunAt, kCreatedAt, kStartedAt,
     kFinishedAt, kLeaseExpiresAt, kWorker, kDedupKey, kLastError, kPayload, kPos, kResult,
-    kOwnerSession, kConcurrencyKey, kErrors, kColumns
+    kOwnerSession, kConcurrencyKey, kErrors, kQueue, kColumns
 };
 // Columns added after 0.4.0: a database not yet updated lacks them, and the
-// feature they carry is off there (attnum InvalidAttrNumber).
+// feature they carry is off there (attnum InvalidAttrNumber). queue, the
+// queue's name, exists only once distribute() made it Citus's distribution
+// column: on one server it is absent and never looked at.
 constexpr int kFirstOptionalColumn = kOwnerSession;
 // Distinct combinations of set columns a writer remembers: a claim's and one
 // per kind of JobUpdate; a few more are built again when needed.
@@ -57,7 +59,7 @@ constexpr int kColumnSetCache = 8;
 const char *const kColumnNames[kColumns] = {
     "id", "queue_id", "state", "priority", "attempt", "max_attempts", "run_at", "created_at",
     "started_at", "finished_at", "lease_expires_at", "worker", "dedup_key", "last_error",
-    "payload", "pos", "result", "owner_session", "concurrency_key", "errors"};
+    "payload", "pos", "result", "owner_session", "concurrency_key", "errors", "queue"};
 
 // The executor state for updates of claimqueue.jobs, with the index
 // predicates and CHECK expressions compiled as the executor compiles them on
@@ -116,6 +118,21 @@ void Discard(Writer *w)
 }
 
 }  // namespace
+
+// The queue the job being finished must be in (ExpectJobsOfQueue), or nullptr.
+static const char *expected_queue = nullptr;
+
+// QC002 unless job `id`, of queue_id, is in the expected queue (by name: the
+// cached id of a name may lag a drop and re-create).
+static void RequireExpectedQueue(int64 id, int32 queue_id)
+{
+    const QueueFacts *facts = QueueFactsById(queue_id);
+    if (facts != nullptr && strcmp(facts->name, expected_queue) == 0)
+        return;
+    ereport(ERROR, (errcode(ERRCODE_CQ_JOB_NOT_FOUND),
+                    errmsg("job %lld is not in queue \"%s\"", (long long) id, expected_queue),
+                    errhint("Name the queue the job was claimed from.")));
+}
 
 Oid JobsRelid()
 {
@@ -236,14 +253,16 @@ Writer *Build(Relation rel, int64 shardid, MemoryContext parent)
     if (w->pkey_index < 0 || w->ready_index < 0)
         elog(ERROR, "claimqueue: claimqueue.jobs lacks jobs_pkey or jobs_ready_idx");
     Relation pkey = w->rri->ri_IndexRelationDescs[w->pkey_index];
-    // The key is the id, or (id, queue_id) on a table distributed by Citus
-    // (distribute()): no update changes either column.
+    // The key is the id, or (id, queue) on a table distributed by Citus
+    // (distribute(); (id, queue_id) before 0.5.0's routing): no update
+    // changes either column.
     bool same_key = w->rri->ri_IndexRelationInfo[w->pkey_index]->ii_Expressions == NIL &&
                     w->rri->ri_IndexRelationInfo[w->pkey_index]->ii_Predicate == NIL &&
                     pkey->rd_index->indnatts >= 1 && pkey->rd_index->indnatts <= 2 &&
                     pkey->rd_index->indkey.values[0] == w->attnum[kId];
     if (pkey->rd_index->indnatts == 2)
-        same_key = same_key && pkey->rd_index->indkey.values[1] == w->attnum[kQueueId];
+        same_key = same_key && (pkey->rd_index->indkey.values[1] == w->attnum[kQueueId] ||
+                                pkey->rd_index->indkey.values[1] == w->attnum[kQueue]);
     w->same_key_index = same_key ? w->pkey_index : -1;
     // Slots over a copy of the descriptor: a slot pins a reference-counted
     // descriptor (the relcache's) with the current resource owner, which a
@@ -378,16 +397,20 @@ void JobRowsAtTransactionEnd(XactEvent event)
 {
     // A call that an error interrupted left its shard's route set.
     if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT ||
-        event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT)
+        event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT) {
         (void) RouteJobsTo(nullptr);
+        expected_queue = nullptr;  // a call that an error interrupted left it
+    }
     if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
         InterruptedUse();
 }
 
 void JobRowsAtSubtransactionEnd(SubXactEvent event)
 {
-    if (event == SUBXACT_EVENT_ABORT_SUB)
+    if (event == SUBXACT_EVENT_ABORT_SUB) {
         (void) RouteJobsTo(nullptr);
+        expected_queue = nullptr;
+    }
     if (event == SUBXACT_EVENT_ABORT_SUB)
         InterruptedUse();
 }
@@ -401,12 +424,15 @@ namespace {
              errmsg("claimqueue.jobs is distributed by Citus: jobs cannot be enqueued, "
                     "claimed or finished through this node's table"),
              errdetail("After claimqueue.distribute() the jobs live in the shards on the "
-                       "workers, and this version does not route these calls there yet."),
-             errhint("See \"Scaling out with Citus\" in the documentation.")));
+                       "workers, and Citus did not send this call to one."),
+             errhint("Citus sends SELECT f(...) and SELECT * FROM f(...) of the calls that "
+                     "name a queue to its worker; for a job, name its queue: complete_in(), "
+                     "fail_in(), heartbeat_in(), snooze_in(), complete_batch_in() "
+                     "(\"Scaling out with Citus\" in the documentation).")));
 }
 
 // A call on a node that does not hold the queue's shard. On the coordinator
-// (group 0, which holds no shard) the calls are not routed yet.
+// (group 0, which holds no shard) it is a call Citus did not delegate.
 [[noreturn]] void ReportQueueElsewhere(int32 queue_id, int64 shardid)
 {
     if (LocalGroupId() == 0 || shardid == 0)
@@ -1310,12 +1336,19 @@ bool FindRunningJob(JobRows *rows, int64 id, int32 attempt, JobRow *job)
         index_endscan(scan);
     }
     bool isnull;
+    if (found && expected_queue != nullptr)
+        RequireExpectedQueue(id, DatumGetInt32(Required(w, w->scan_slot, kQueueId)));
     if (!found || DatumGetInt32(Value(w, w->scan_slot, kAttempt, &isnull)) != attempt ||
         !StateIs(w, w->scan_slot, "running"))
         return false;
     ReadJob(w, w->scan_slot, job);
     rows->have_found = true;
     return true;
+}
+
+void ExpectJobsOfQueue(const char *queue)
+{
+    expected_queue = queue;
 }
 
 bool ReadLatestJobState(JobRows *rows, int64 id, char **state, int32 *attempt)
@@ -1621,6 +1654,8 @@ bool InsertJob(JobRows *rows, const NewJobRow &job, int64 *id)
     Set(w, kPos, Int64GetDatum(job.pos), job.pos < 0);
     if (job.concurrency_key != nullptr)
         Set(w, kConcurrencyKey, PointerGetDatum(job.concurrency_key));
+    if (w->attnum[kQueue] != InvalidAttrNumber)  // Citus's distribution column
+        Set(w, kQueue, CStringGetTextDatum(job.queue_name));
     ExecStoreVirtualTuple(row);
     OpenIndexesToWrite(w, nullptr, row);
     Relation rel = rows->rel;

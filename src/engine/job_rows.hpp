@@ -31,7 +31,7 @@ Oid JobsRelid();
 // Under Citus (claimqueue.distribute()) the rows are those of the local shard
 // holding queue_id's jobs, its indexes matched by name plus "_<shard id>";
 // a queue whose shard is on another node raises QC007 (0A000 on the
-// coordinator, which holds no shard and does not route the calls yet). On one
+// coordinator, which holds no shard: a call Citus did not delegate). On one
 // server queue_id is not looked at.
 JobRows *OpenJobRows(int32 queue_id);
 // The same for the calls that name a job only: under Citus, the local shard
@@ -151,6 +151,7 @@ struct NewJobRow {
     int64 pos;           // -1: NULL (a job waiting for its run_at)
     text *concurrency_key;  // nullptr: the column's default (none)
     text *dedup_key;        // nullptr: none
+    const char *queue_name; // written only where the table has the column queue (Citus)
 };
 
 // Whether InsertJob can write the row: the table has no triggers and no
@@ -173,6 +174,11 @@ bool InsertJob(JobRows *rows, const NewJobRow &job, int64 *id);
 // Finds job `id` as this statement's snapshot shows it (the primary key);
 // true when it is running under `attempt` (read into *job). Locks nothing.
 bool FindRunningJob(JobRows *rows, int64 id, int32 attempt, JobRow *job);
+
+// Until called again with nullptr (or the transaction ends), FindRunningJob
+// raises QC002 for a job that is not in the queue named `queue` (the _in
+// calls: complete_in(queue, id, attempt) and the others).
+void ExpectJobsOfQueue(const char *queue);
 
 // The job's state and attempt as the latest snapshot shows them, read by the
 // primary key of the table `rows` has open (an error's report, without SQL);

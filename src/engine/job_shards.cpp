@@ -3,6 +3,8 @@
 // by column name, as any catalog is.
 #include "engine/job_shards.hpp"
 
+#include "engine/queue_cache.hpp"
+
 extern "C" {
 #include "access/genam.h"
 #include "access/htup_details.h"
@@ -97,8 +99,25 @@ JobsShard Resolve(Oid jobs, int32 queue_id)
     if (catalog == nullptr)
         return found;
     // Citus hashes a hash-distributed column with its type's default hash
-    // function (for int4, hashint4) and keeps each shard's int4 range as text.
-    int32 hash = DatumGetInt32(DirectFunctionCall1(hashint4, Int32GetDatum(queue_id)));
+    // function under the column's collation, and keeps each shard's int4
+    // range as text. The column is the queue's name (queue, text) since
+    // distribute() routes the calls; the queue_id (int4) before.
+    int32 hash;
+    AttrNumber by_name = get_attnum(jobs, "queue");
+    if (by_name != InvalidAttrNumber) {
+        const QueueFacts *facts = QueueFactsById(queue_id);
+        if (facts == nullptr) {
+            table_close(catalog, AccessShareLock);
+            return found;
+        }
+        Oid type, collation;
+        int32 typmod;
+        get_atttypetypmodcoll(jobs, by_name, &type, &typmod, &collation);
+        hash = DatumGetInt32(DirectFunctionCall1Coll(hashtext, collation,
+                                                     CStringGetTextDatum(facts->name)));
+    } else {
+        hash = DatumGetInt32(DirectFunctionCall1(hashint4, Int32GetDatum(queue_id)));
+    }
     AttrNumber shardid_col = Column(catalog, "shardid");
     AttrNumber min_col = Column(catalog, "shardminvalue");
     AttrNumber max_col = Column(catalog, "shardmaxvalue");

@@ -1,5 +1,5 @@
 // The shards of claimqueue.jobs on this node, when Citus distributes it by
-// queue_id (claimqueue.distribute(), docs/citus.md): which local shard holds a
+// queue (claimqueue.distribute(), docs/citus.md): which local shard holds a
 // queue's jobs, read from Citus's catalog without SQL, so the hot path can
 // open the shard instead of the empty shell table.
 #pragma once
@@ -18,7 +18,8 @@ struct JobsShard {
 };
 
 // The shard of `jobs` (the distributed table) that holds queue_id's jobs:
-// the shard whose hash range holds the hash Citus gives the int4 value.
+// the shard whose hash range holds the hash Citus gives the queue's name
+// (the column queue, text; the int4 queue_id for a table distributed by it).
 // Cached per queue id until a relcache invalidation of the table or of the
 // shard (Citus sends one for the table when a placement or shard changes).
 // shardid 0 when Citus has no shard for the value.

@@ -1,6 +1,8 @@
 // Recurring jobs (see schedules.hpp).
 #include "engine/schedules.hpp"
 
+#include "engine/job_rows.hpp"
+
 #include <exception>
 #include <optional>
 
@@ -91,18 +93,24 @@ Statement kDueSchedulesPrevious = {CQ_DUE_SCHEDULES(""), 4,
 // may run on a shard, and Citus cannot plan a shard's INSERT joining the
 // reference tables with parameters. The id is drawn as the column's default
 // draws it, by name: a shard has no default.
-Statement kInsertScheduled = {
-    "INSERT INTO claimqueue.jobs (id, queue_id, payload, run_at, priority, max_attempts,"
-    " created_at, pos)"
-    " SELECT pg_catalog.nextval('claimqueue.jobs_id_seq'::pg_catalog.regclass), $1,"
-    "   $2 OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object('claimqueue',"
-    "     pg_catalog.jsonb_build_object('schedule', $3, 'slot',"
-    "       pg_catalog.to_char(r.slot AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'))),"
-    "   r.slot, $4, $5, $7, claimqueue.ready_position($1, $4, r.slot, $7)"
-    " FROM pg_catalog.unnest($6::timestamptz[]) WITH ORDINALITY AS r(slot, ord)"
-    " ORDER BY r.ord RETURNING id, queue_id",
-    7, {INT4OID, JSONBOID, TEXTOID, INT4OID, INT4OID, TIMESTAMPTZARRAYOID, TIMESTAMPTZOID},
-    nullptr};
+#define CQ_INSERT_SCHEDULED(QUEUE_COLUMN, QUEUE_VALUE)                                      \
+    "INSERT INTO claimqueue.jobs (id, queue_id, payload, run_at, priority, max_attempts,"   \
+    " created_at, pos" QUEUE_COLUMN ")"                                                     \
+    " SELECT pg_catalog.nextval('claimqueue.jobs_id_seq'::pg_catalog.regclass), $1,"        \
+    "   $2 OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object('claimqueue',"             \
+    "     pg_catalog.jsonb_build_object('schedule', $3, 'slot',"                            \
+    "       pg_catalog.to_char(r.slot AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'))),"  \
+    "   r.slot, $4, $5, $7, claimqueue.ready_position($1, $4, r.slot, $7)" QUEUE_VALUE        \
+    " FROM pg_catalog.unnest($6::timestamptz[]) WITH ORDINALITY AS r(slot, ord)"          \
+    " ORDER BY r.ord RETURNING id, queue_id"
+#define CQ_INSERT_SCHEDULED_ARGS \
+    INT4OID, JSONBOID, TEXTOID, INT4OID, INT4OID, TIMESTAMPTZARRAYOID, TIMESTAMPTZOID
+Statement kInsertScheduled = {CQ_INSERT_SCHEDULED("", ""), 7, {CQ_INSERT_SCHEDULED_ARGS},
+                              nullptr};
+// Once distributed, the jobs have the column queue (the queue's name, Citus's
+// distribution column), which a shard has no default for.
+Statement kInsertScheduledNamed = {CQ_INSERT_SCHEDULED(", queue", ", $8"), 8,
+                                   {CQ_INSERT_SCHEDULED_ARGS, TEXTOID}, nullptr};
 
 Statement kAdvanceSchedule = {
     "UPDATE claimqueue.schedules SET next_run_at = $2, last_run_at = coalesce($3, last_run_at),"
@@ -332,13 +340,14 @@ int64 RunDueSchedulesBatch(text *queue, int limit, int64 *jobs, ArrayType *queue
         if (plan.nruns > 0) {
             for (int r = 0; r < plan.nruns; r++)
                 slots[r] = TimestampTzGetDatum(TimestampOfUnixUsec(runs[r]));
-            Datum insert[7] = {d.queue_id, d.payload, PointerGetDatum(d.name), d.priority,
+            Datum insert[8] = {d.queue_id, d.payload, PointerGetDatum(d.name), d.priority,
                                d.max_attempts,
                                PointerGetDatum(construct_array(slots, plan.nruns, TIMESTAMPTZOID,
                                                                8, FLOAT8PASSBYVAL,
                                                                TYPALIGN_DOUBLE)),
-                               TimestampTzGetDatum(now)};
-            uint64 made = Execute(&kInsertScheduled, insert, nullptr);
+                               TimestampTzGetDatum(now), CStringGetTextDatum(d.queue)};
+            uint64 made = Execute(JobsDistributed() ? &kInsertScheduledNamed : &kInsertScheduled,
+                                  insert, nullptr);
             for (uint64 j = 0; j < made; j++)
                 last_job = Max(last_job, DatumGetInt64(ResultValue(j, 1)));
             *jobs += (int64) made;

@@ -77,8 +77,9 @@ distributed_tables() {
     on 0 "SELECT count(*) FROM pg_dist_partition WHERE logicalrelid::regclass::text LIKE 'claimqueue.%'"
 }
 # Every job and queue row, in one digest, read through the coordinator.
+# (The column queue that distribute() adds, the distribution column, is left out.)
 everything() {
-    on 0 "SELECT count(*) || ' ' || md5(string_agg(j::text, '|' ORDER BY j.id)) FROM claimqueue.jobs j"
+    on 0 "SELECT count(*) || ' ' || md5(string_agg((to_jsonb(j) - 'queue')::text, '|' ORDER BY j.id)) FROM claimqueue.jobs j"
     on 0 "SELECT md5(string_agg(q::text, '|' ORDER BY q.queue_id)) FROM claimqueue.queues q"
 }
 
@@ -95,7 +96,7 @@ check "distribute() on a worker is refused with 55000 ($code)" test "$code" = 55
 # Two queues and their jobs, one of them running: refused (55006), nothing changed.
 on 0 "SELECT create_queue('mail'), create_queue('sms')" >/dev/null
 on 0 "SELECT grant_queue('mail', 'consume', 'claimqueue_consumer')" >/dev/null
-on 0 "CREATE ROLE cq_citus_producer IN ROLE claimqueue_producer" >/dev/null
+on 0 "CREATE ROLE cq_citus_producer LOGIN IN ROLE claimqueue_producer" >/dev/null
 on 0 "SELECT grant_queue('mail', 'produce', 'cq_citus_producer')" >/dev/null
 on 0 "SELECT enqueue(q, jsonb_build_object('n', n)) FROM generate_series(1, 40) n, unnest(ARRAY['mail', 'sms', 'local_q']) q" >/dev/null
 held=$(on 0 "SELECT id || ' ' || attempt FROM dequeue('mail', 'w1')")
@@ -115,7 +116,7 @@ jobs_before=$(on 0 "SELECT count(*) FROM claimqueue.jobs")
 out=$(on 0 "SET client_min_messages = warning; SELECT claimqueue.distribute(preview => true)" 2>&1)
 check "distribute() on the coordinator succeeds" test $? = 0
 [ -n "$out" ] && sed 's/^/# /' <<<"$out"
-check "jobs is distributed by queue_id, the queue definitions are reference tables" \
+check "jobs is distributed (by the queue's name), the queue definitions are reference tables" \
     test "$(on 0 "SELECT string_agg(logicalrelid::regclass::text || '=' || partmethod::text, ' ' ORDER BY logicalrelid::regclass::text) FROM pg_dist_partition WHERE logicalrelid::regclass::text LIKE 'claimqueue.%'")" = \
          "claimqueue.jobs=h claimqueue.queue_grants=n claimqueue.queue_samples=n claimqueue.queues=n claimqueue.schedules=n"
 check "every job and queue row is there after it ($jobs_before jobs, count and md5 equal)" \
@@ -146,27 +147,31 @@ on 2 "SET citus.enable_ddl_propagation = off; ALTER SEQUENCE claimqueue.jobs_id_
 on 0 "SET client_min_messages = warning; SELECT claimqueue.distribute(preview => true)" >/dev/null
 check "a later call gives a worker without one its id range" \
     test "$(on 2 "SELECT min_value = (groupid::bigint << 48) + 1 FROM pg_sequences, pg_dist_local_group WHERE schemaname = 'claimqueue' AND sequencename = 'jobs_id_seq'")" = t
-# Until calls are routed to the workers, the hot path refuses to write the
-# coordinator's empty table underneath (0A000), and writes nothing.
-code=$(sqlstate 0 "SELECT enqueue('mail', '{}')")
-check "enqueue through the coordinator's own table is refused with 0A000 ($code)" test "$code" = 0A000
+check "jobs is distributed by its column queue, filled with every job's queue name" \
+    test "$(on 0 "SELECT column_to_column_name(logicalrelid, partkey) FROM pg_dist_partition WHERE logicalrelid = 'claimqueue.jobs'::regclass") $(on 0 "SELECT count(*) FROM claimqueue.jobs j JOIN claimqueue.queues q USING (queue_id) WHERE j.queue = q.name")" = "queue $jobs_before"
 # The node index (1 or 2) of the worker holding queue $1's shard.
 shard_node() {
     local port
-    port=$(on 0 "SELECT nodeport FROM pg_dist_shard_placement WHERE shardid = get_shard_id_for_distribution_column('claimqueue.jobs', (SELECT queue_id FROM claimqueue.queues WHERE name = '$1'))")
+    port=$(on 0 "SELECT nodeport FROM pg_dist_shard_placement WHERE shardid = get_shard_id_for_distribution_column('claimqueue.jobs', '$1'::text)")
     for n in 1 2; do [ "${cq_ports[$n]}" = "$port" ] && echo "$n"; done
 }
-code=$(sqlstate $((3 - $(shard_node mail))) "SELECT dequeue('mail', 'w1')")
-check "a claim on the worker without the queue's shard is refused with QC007 ($code)" test "$code" = QC007
-check "and nothing was written" test "$(everything)" = "$before"
+# A worker has Citus's metadata too: a call made on the worker without the
+# queue's shard is delegated to the one with it.
+got=$(on $((3 - $(shard_node mail))) "SELECT count(*) FROM dequeue('mail', 'w1', batch => 2)")
+check "a claim on the worker without the queue's shard is delegated to the one with it ($got)" test "$got" = 2
+for j in $(on 0 "SELECT id || ':' || attempt FROM claimqueue.jobs WHERE queue = 'mail' AND state = 'running'"); do
+    on 0 "SELECT complete_in('mail', ${j%:*}, ${j#*:})" >/dev/null
+done
+before=$(everything)
 # A grant revoked through the coordinator changes the shards of the
 # reference table, whose trigger invalidates the table itself: a session that
 # remembered the grant forgets it at once (42501 where the grant let the call
-# reach the hot path's 0A000).
+# reach the hot path's 0A000: a call that is not the query's top is not
+# delegated, and runs on the coordinator).
 codes=$(psql -qXAt -v VERBOSITY=verbose -h 127.0.0.1 -p "${cq_ports[0]}" -U postgres -d "$cq_db" \
-    -c "SET ROLE cq_citus_producer" -c "SELECT enqueue('mail', '{}')" -c "RESET ROLE" \
+    -c "SET ROLE cq_citus_producer" -c "SELECT enqueue('mail', '{}') FROM generate_series(1, 1)" -c "RESET ROLE" \
     -c "SELECT revoke_queue('mail', 'produce', 'cq_citus_producer')" \
-    -c "SET ROLE cq_citus_producer" -c "SELECT enqueue('mail', '{}')" 2>&1 >/dev/null |
+    -c "SET ROLE cq_citus_producer" -c "SELECT enqueue('mail', '{}') FROM generate_series(1, 1)" 2>&1 >/dev/null |
     sed -n 's/^ERROR:  \([0-9A-Z]\{5\}\): .*/\1/p' | tr '\n' ' ')
 check "a session forgets a grant revoked on the reference table's shards ($codes)" test "$codes" = "0A000 42501 "
 
@@ -226,17 +231,20 @@ got=$(on "$a" "SELECT count(*) FROM dequeue('citus_a', 'w1', batch => 5)")
 check "enqueue_batch and snooze on the worker: both jobs claimable again ($got)" test "$got" = 2
 ids=$(on 0 "SELECT string_agg(id::text, ',') FROM claimqueue.jobs WHERE queue_id = $qa AND state = 'running'")
 first=${ids%%,*}
-next=$(on "$a" "SELECT id FROM complete_and_dequeue($first, (SELECT attempt FROM claimqueue.jobs_$(on 0 "SELECT get_shard_id_for_distribution_column('claimqueue.jobs', $qa)") WHERE id = $first), 'citus_a', 'w1')")
-on "$a" "SELECT complete_batch(array_agg(id), array_agg(attempt)) FROM claimqueue.jobs_$(on 0 "SELECT get_shard_id_for_distribution_column('claimqueue.jobs', $qa)") WHERE state = 'running'" >/dev/null
+next=$(on "$a" "SELECT id FROM complete_and_dequeue($first, (SELECT attempt FROM claimqueue.jobs_$(on 0 "SELECT get_shard_id_for_distribution_column('claimqueue.jobs', 'citus_a'::text)") WHERE id = $first), 'citus_a', 'w1')")
+on "$a" "SELECT complete_batch(array_agg(id), array_agg(attempt)) FROM claimqueue.jobs_$(on 0 "SELECT get_shard_id_for_distribution_column('claimqueue.jobs', 'citus_a'::text)") WHERE state = 'running' AND queue_id = $qa" >/dev/null
 check "complete_and_dequeue on the worker finishes one and claims none left (${next:-none}); all done" \
     test "${next:-none} $(on 0 "SELECT count(*) FROM claimqueue.jobs WHERE queue_id = $qa AND state <> 'done'")" = "none 0"
+# The hot path refuses a queue whose shard is elsewhere (QC007) when Citus
+# does not delegate the call: here, a call that is not the query's top
+# (SELECT fn(...) or SELECT ... FROM fn(...) alone are delegated).
 before=$(everything)
-err=$(on "$b" "SELECT enqueue('citus_a', '{}')" 2>&1)
-code=$(sqlstate "$b" "SELECT enqueue('citus_a', '{}')")
-check "enqueue for the queue on the other worker is refused with QC007 ($code)" test "$code" = QC007
+err=$(on "$b" "SELECT enqueue('citus_a', '{}') FROM generate_series(1, 1)" 2>&1)
+code=$(sqlstate "$b" "SELECT enqueue('citus_a', '{}') FROM generate_series(1, 1)")
+check "enqueue on the other worker, not delegated, is refused with QC007 ($code)" test "$code" = QC007
 check "its message names the queue and the node" \
     grep -q "queue \"citus_a\" is not on this node (Citus group [0-9]*, port ${cq_ports[$b]})" <<<"$err"
-code=$(sqlstate "$b" "SELECT dequeue('citus_a', 'w1')")
+code=$(sqlstate "$b" "SELECT count(*) FROM dequeue('citus_a', 'w1'), generate_series(1, 1)")
 check "so is a claim there ($code), and nothing was written" \
     test "$code $(everything)" = "QC007 $before"
 # The cost of finding a job's shard by its id (16 shards per worker), against
@@ -253,7 +261,7 @@ psql -qXAt -h 127.0.0.1 -p "${cq_ports[0]}" -U postgres -d cq_no_citus -c "SELEC
 held1=$(psql -qXAt -h 127.0.0.1 -p "${cq_ports[0]}" -U postgres -d cq_no_citus -c "SELECT id || ' ' || attempt FROM dequeue('one_server', 'w1')")
 # A second queue on the same worker in another shard: heartbeats alternating
 # between its job and citus_a's miss the shard asked first every time.
-shard_of() { on 0 "SELECT get_shard_id_for_distribution_column('claimqueue.jobs', (SELECT queue_id FROM claimqueue.queues WHERE name = '$1'))"; }
+shard_of() { on 0 "SELECT get_shard_id_for_distribution_column('claimqueue.jobs', '$1'::text)"; }
 for i in $(seq 1 12); do
     on 0 "SELECT create_queue('citus_c$i')" >/dev/null
     if [ "$(shard_node "citus_c$i")" = "$a" ] && [ "$(shard_of "citus_c$i")" != "$(shard_of citus_a)" ]; then
@@ -298,10 +306,10 @@ shard=$(shard_of citus_a)
 host=$(on 0 "SELECT nodename FROM pg_dist_node WHERE nodeport = ${cq_ports[$a]}")
 moved=$(on 0 "SELECT citus_move_shard_placement($shard, '$host', ${cq_ports[$a]}, '$host', ${cq_ports[$b]}, shard_transfer_mode => 'block_writes')" 2>&1)
 check "the queue's shard moves to the other worker ($(tr '\n' ' ' <<<"$moved" | cut -c1-80))" test "$(shard_node citus_a)" = "$b"
-say "SELECT enqueue('citus_a', '{}');"
+say "SELECT enqueue('citus_a', '{}') FROM generate_series(1, 1);"
 exec 3>&-
 wait "$session"
-check "the session that remembered the shard now gets QC007 on the old worker" \
+check "the session that remembered the shard now gets QC007 on the old worker (not delegated)" \
     grep -q "ERROR:  QC007: queue \"citus_a\" is not on this node" "$fifo_dir/out"
 check "and enqueued before the move (2 jobs)" grep -q "^before 2$" "$fifo_dir/out"
 rm -rf "$fifo_dir"
@@ -365,7 +373,7 @@ on 0 "SELECT unschedule('citus_tick')" >/dev/null
 read -r fired distinct <<<"$(slots)"
 check "each slot once: $fired jobs for $distinct slots" test "$fired" = "$distinct"
 check "the jobs carry the schedule's payload, in the queue's shard on that worker" \
-    test "$(on "$r" "SELECT count(*) FILTER (WHERE payload->>'tick' = 'true') = count(*) FROM $(on 0 "SELECT shard_name('claimqueue.jobs', get_shard_id_for_distribution_column('claimqueue.jobs', $qr))") WHERE payload->'claimqueue'->>'schedule' = 'citus_tick'")" = t
+    test "$(on "$r" "SELECT count(*) FILTER (WHERE payload->>'tick' = 'true') = count(*) FROM $(on 0 "SELECT shard_name('claimqueue.jobs', get_shard_id_for_distribution_column('claimqueue.jobs', 'citus_reaped'::text))") WHERE payload->'claimqueue'->>'schedule' = 'citus_tick'")" = t
 by_hand=$(for node in 0 1 2; do on "$node" "SELECT run_schedules()" 2>&1; done | tr '\n' ' ')
 check "run_schedules() by hand succeeds on every node ($by_hand)" grep -qxE '([0-9]+ ){3}' <<<"$by_hand"
 # queue_metrics on the coordinator shows the cluster: a queue's totals summed
@@ -383,3 +391,120 @@ check "the coordinator lists every queue the workers count ($(on 0 "SELECT count
 on 0 "SELECT claimqueue.sample_queue_history()" >/dev/null
 check "a sample taken on the coordinator holds the cluster's totals ($(metric 0 enqueued) enqueued)" \
     test "$(on 0 "SELECT enqueued FROM queue_history WHERE queue = 'citus_reaped' ORDER BY sampled_at DESC LIMIT 1")" = "$(metric 0 enqueued)"
+
+# Through the coordinator: Citus delegates each call that names a queue to the
+# worker holding its shard (create_distributed_function by the queue
+# argument, colocated with claimqueue.jobs, distributed by the queue's name).
+# Two queues, one on each worker.
+for i in $(seq 1 40); do
+    on 0 "SELECT create_queue('route_$i')" >/dev/null
+    node=$(shard_node "route_$i")
+    [ "$node" = 1 ] && [ -z "${r1:-}" ] && r1=route_$i
+    [ "$node" = 2 ] && [ -z "${r2:-}" ] && r2=route_$i
+    [ -n "${r1:-}" ] && [ -n "${r2:-}" ] && break
+done
+check "two queues, one on each worker (${r1:-none} on 1, ${r2:-none} on 2)" test -n "${r1:-}" -a -n "${r2:-}"
+# remote_calls SQL: the statements the coordinator sends to the workers for
+# SQL, "port: statement" one a line (Citus's log of its remote commands).
+remote_calls() {
+    psql -qXAt -h 127.0.0.1 -p "${cq_ports[0]}" -U postgres -d "$cq_db" \
+        -c "SET citus.log_remote_commands = on" -c "SET client_min_messages = log" -c "$1" 2>&1 >/dev/null |
+        awk '/^NOTICE:  issuing /{sub(/^NOTICE:  issuing /, ""); cmd=$0} /^DETAIL:  on server/{match($0, /:[0-9]+ /); print substr($0, RSTART + 1, RLENGTH - 2) ": " cmd}'
+}
+calls=$(remote_calls "SELECT enqueue('$r1', '{\"via\": \"coordinator\"}')")
+check "an enqueue on the coordinator is one statement on the queue's worker, delegated ($(grep -c enqueue <<<"$calls") calls)" \
+    test "$(grep enqueue <<<"$calls" | sed 's/: .*//')" = "${cq_ports[1]}" -a "$(grep -c 'enqueue(' <<<"$calls")" = 1
+for n in 1 2 3; do on 0 "SELECT enqueue('$r2', '{\"n\": $n}')" >/dev/null; done
+on 0 "SELECT * FROM enqueue_batch('$r1', ARRAY['{\"b\": 1}', '{\"b\": 2}']::jsonb[])" >/dev/null
+# in_shard N QUEUE: the queue's jobs counted in its shard, on worker N directly.
+in_shard() { on "$1" "SELECT count(*) FROM claimqueue.jobs_$(shard_of "$2") WHERE queue = '$2'"; }
+check "the rows land in each queue's shard on its worker (3 on worker 1, 3 on worker 2)" \
+    test "$(in_shard 1 "$r1") $(in_shard 2 "$r2")" = "3 3"
+check "with each worker's job ids (group id x 2^48)" \
+    test "$(on 0 "SELECT string_agg(DISTINCT (id >> 48)::text, ',' ORDER BY (id >> 48)::text) FROM claimqueue.jobs WHERE queue IN ('$r1', '$r2')")" = "1,2"
+drained=0
+for q in "$r1" "$r2"; do
+    got=$(on 0 "SELECT id || ' ' || attempt FROM dequeue('$q', 'w1', batch => 10)")
+    while read -r id attempt; do
+        [ -n "$id" ] && on 0 "SELECT complete_in('$q', $id, $attempt)" >/dev/null && drained=$((drained + 1))
+        last="$q $id $attempt"
+    done <<<"$got"
+done
+check "dequeue then complete_in through the coordinator drain both queues ($drained of 6)" \
+    test "$drained $(on 0 "SELECT count(*) FILTER (WHERE state = 'done') FROM claimqueue.jobs WHERE queue IN ('$r1', '$r2')")" = "6 6"
+read -r lq lid lattempt <<<"$last"
+before=$(everything)
+code=$(sqlstate 0 "SELECT complete_in('$lq', $lid, $lattempt)")
+check "a stale finish through the coordinator still gets QC003 ($code), and changes nothing" \
+    test "$code $(everything)" = "QC003 $before"
+# The other calls that finish a job, through the coordinator.
+on 0 "SELECT enqueue('$r2', '{}')" >/dev/null
+held=$(on 0 "SELECT id || ' ' || attempt FROM dequeue('$r2', 'w1')")
+on 0 "SELECT heartbeat_in('$r2', ${held% *}, ${held#* })" >/dev/null
+state=$(on 0 "SELECT fail_in('$r2', ${held% *}, ${held#* }, 'boom', retry_in => '0 s')")
+held=$(on 0 "SELECT id || ' ' || attempt FROM dequeue('$r2', 'w1')")
+on 0 "SELECT snooze_in('$r2', ${held% *}, ${held#* })" >/dev/null
+held=$(on 0 "SELECT id || ' ' || attempt FROM dequeue('$r2', 'w1')")
+next=$(on 0 "SELECT count(*) FROM complete_and_dequeue(${held% *}, ${held#* }, '$r2', 'w1')")
+check "heartbeat_in, fail_in ($state), snooze_in and complete_and_dequeue through the coordinator (attempt ${held#* })" \
+    test "$state ${held#* } $next $(on 0 "SELECT state FROM claimqueue.jobs WHERE id = ${held% *}")" = "ready 3 0 done"
+on 0 "SELECT enqueue('$r1', '{}')" >/dev/null
+held=$(on 0 "SELECT id || ' ' || attempt FROM dequeue('$r1', 'w1')")
+on 0 "SELECT complete_batch_in('$r1', ARRAY[${held% *}]::bigint[], ARRAY[${held#* }])" >/dev/null
+check "complete_batch_in through the coordinator" \
+    test "$(on 0 "SELECT state FROM claimqueue.jobs WHERE id = ${held% *}")" = done
+# In a transaction block (force_delegation): enqueues into both workers commit
+# together (two-phase commit); a claim and its completion roll back together.
+on 0 "BEGIN; SELECT enqueue('$r1', '{\"tx\": 1}'); SELECT enqueue('$r2', '{\"tx\": 2}'); COMMIT;" >/dev/null
+check "BEGIN; enqueue on worker 1; enqueue on worker 2; COMMIT: both jobs are there" \
+    test "$(on 0 "SELECT count(*) FROM claimqueue.jobs WHERE payload ? 'tx' AND state = 'ready'")" = 2
+out=$(on 0 "BEGIN; SELECT id FROM dequeue('$r1', 'w1'); ROLLBACK;")
+check "BEGIN; dequeue ... ROLLBACK: the claim is undone on the worker" \
+    test -n "$out" -a "$(on 0 "SELECT state FROM claimqueue.jobs WHERE id = $out")" = ready
+held=$(on 0 "BEGIN; SELECT id || ' ' || attempt FROM dequeue('$r1', 'w1') ; COMMIT;")
+on 0 "BEGIN; SELECT complete_in('$r1', ${held% *}, ${held#* }); COMMIT;" >/dev/null
+check "BEGIN; complete_in ...; COMMIT through the coordinator" \
+    test "$(on 0 "SELECT state FROM claimqueue.jobs WHERE id = ${held% *}")" = done
+# A job named with another queue than its own is refused: the queue's worker
+# does not hold it (QC007).
+on 0 "SELECT enqueue('$r2', '{}')" >/dev/null
+held=$(on 0 "SELECT id || ' ' || attempt FROM dequeue('$r2', 'w1')")
+before=$(everything)
+code=$(sqlstate 0 "SELECT complete_in('$r1', ${held% *}, ${held#* })")
+check "complete_in naming another queue, on the other worker, is refused with QC007 ($code), nothing changed" \
+    test "$code $(everything)" = "QC007 $before"
+on 0 "SELECT complete_in('$r2', ${held% *}, ${held#* })" >/dev/null
+# Bad input gets the SQLSTATE it gets on one server, and changes nothing.
+before=$(everything)
+code=$(sqlstate 0 "SELECT enqueue('no_such_queue', '{}')")
+one=$(cq_on_db=cq_no_citus sqlstate 0 "SELECT enqueue('no_such_queue', '{}')")
+check "enqueue into an unknown queue through the coordinator: $code, as on one server ($one)" \
+    test "$code" = QC001 -a "$one" = QC001
+code=$(sqlstate 0 "SELECT * FROM dequeue('no_such_queue', 'w1')")
+one=$(cq_on_db=cq_no_citus sqlstate 0 "SELECT * FROM dequeue('no_such_queue', 'w1')")
+check "dequeue from an unknown queue: $code, as on one server ($one)" test "$code" = "$one"
+code=$(sqlstate 0 "SELECT complete_in('no_such_queue', 1, 1)")
+check "complete_in naming an unknown queue: $code" test "$code" = QC001
+# A NULL queue cannot be hashed: refused before Citus sees it (22004, as the
+# function itself says on one server), constant or bound parameter, and the
+# coordinator is still up.
+codes="$(sqlstate 0 "SELECT enqueue(NULL, '{}')") $(sqlstate 0 "SELECT * FROM dequeue(NULL, 'w1')") $(sqlstate 0 "PREPARE p(text) AS SELECT enqueue(\$1, '{}'); EXECUTE p(NULL)") $(sqlstate 0 "CALL dequeue_wait(NULL, 'w1')")"
+one=$(cq_on_db=cq_no_citus sqlstate 0 "SELECT enqueue(NULL, '{}')")
+check "a NULL queue through the coordinator gets 22004 ($codes), as on one server ($one)" \
+    test "$codes" = "22004 22004 22004 22004" -a "$one" = 22004
+check "and nothing changed, the coordinator up" test "$(everything)" = "$before"
+# The calls that name a job only are not routed: on the coordinator they are
+# refused (0A000), and complete_in is the way.
+code=$(sqlstate 0 "SELECT complete(${held% *}, ${held#* })")
+check "complete(id, attempt) on the coordinator is refused with 0A000 ($code)" test "$code" = 0A000
+# dequeue_wait through Citus's CALL delegation: a claim, and an empty queue's
+# wait on the worker (its next_due reads the local shard).
+on 0 "SELECT enqueue('$r2', '{\"wait\": 1}')" >/dev/null
+got=$(on 0 "CALL dequeue_wait('$r2', 'w1', batch => 5, wait => '1 s')")
+check "CALL dequeue_wait through the coordinator claims on the worker" \
+    grep -q '"wait": 1' <<<"$got"
+for j in $(on 0 "SELECT id || ':' || attempt FROM claimqueue.jobs WHERE queue = '$r2' AND state = 'running'"); do
+    on 0 "SELECT complete_in('$r2', ${j%:*}, ${j#*:})" >/dev/null
+done
+got=$(on 0 "CALL dequeue_wait('$r2', 'w1', wait => '200 ms')" 2>&1)
+check "an empty queue's dequeue_wait waits on the worker and returns no job ($got)" test "$got" = "[]"

@@ -15,7 +15,7 @@
 
 \ir setup.psql
 
-SELECT plan(456);
+SELECT plan(506);
 
 -- ---------------------------------------------------------------------------
 -- The API: one row per SQL function, with the contract it must keep.
@@ -99,7 +99,18 @@ INSERT INTO api VALUES
  (24, 'snooze', '{bigint,integer,interval}', 'timestamp with time zone',
      'id bigint, attempt integer, delay interval DEFAULT ''00:00:00''::interval'),
  (25, 'job_errors', '{bigint}', 'setof record',
-     'id bigint');
+     'id bigint'),
+ (26, 'complete_in', '{text,bigint,integer,jsonb}', 'void',
+     'queue text, id bigint, attempt integer, result jsonb DEFAULT NULL::jsonb'),
+ (27, 'complete_batch_in', '{text,bigint[],integer[],jsonb[]}', 'void',
+     'queue text, ids bigint[], attempts integer[], results jsonb[] DEFAULT NULL::jsonb[]'),
+ (28, 'fail_in', '{text,bigint,integer,text,interval,boolean,jsonb}', 'text',
+     'queue text, id bigint, attempt integer, error text DEFAULT NULL::text, retry_in interval DEFAULT NULL::interval, '
+     'retryable boolean DEFAULT true, error_detail jsonb DEFAULT NULL::jsonb'),
+ (29, 'heartbeat_in', '{text,bigint,integer,interval}', 'timestamp with time zone',
+     'queue text, id bigint, attempt integer, extend interval DEFAULT NULL::interval'),
+ (30, 'snooze_in', '{text,bigint,integer,interval}', 'timestamp with time zone',
+     'queue text, id bigint, attempt integer, delay interval DEFAULT ''00:00:00''::interval');
 
 -- Helpers that are not part of the client API (schema claimqueue).
 CREATE TEMP TABLE helpers (ord int PRIMARY KEY, fn name NOT NULL, args name[] NOT NULL);
@@ -131,7 +142,7 @@ SELECT '{"lock_namespace(text,text)","register_lock_key(text,text)","lock_key_id
 CREATE ROLE claimqueue_tap_nobody NOLOGIN;
 CREATE ROLE claimqueue_tap_worker NOLOGIN;
 
--- 25 x 10 per-function assertions -------------------------------------------
+-- 30 x 10 per-function assertions -------------------------------------------
 SELECT has_function(:'cq', fn, args) FROM api ORDER BY ord;
 SELECT function_returns(:'cq', fn, args, returns) FROM api ORDER BY ord;
 SELECT is(pg_catalog.pg_get_function_arguments(
@@ -152,10 +163,12 @@ SELECT is((SELECT p.proconfig FROM pg_catalog.pg_proc p
            WHERE p.oid = pg_catalog.to_regprocedure(
                      format('%I.%I(%s)', :'cq', fn, array_to_string(args, ',')))),
           CASE WHEN fn IN ('dequeue', 'complete', 'complete_batch', 'complete_and_dequeue',
-                           'fail', 'snooze', 'heartbeat')
+                           'fail', 'snooze', 'heartbeat', 'complete_in', 'complete_batch_in',
+                           'fail_in', 'snooze_in', 'heartbeat_in')
                THEN NULL ELSE ARRAY['search_path=pg_catalog, pg_temp'] END,
           CASE WHEN fn IN ('dequeue', 'complete', 'complete_batch', 'complete_and_dequeue',
-                           'fail', 'snooze', 'heartbeat')
+                           'fail', 'snooze', 'heartbeat', 'complete_in', 'complete_batch_in',
+                           'fail_in', 'snooze_in', 'heartbeat_in')
                THEN format('%s() has no SET clause (the hot path pins search_path in C)', fn)
                ELSE format('%s() pins search_path = pg_catalog, pg_temp', fn) END)
 FROM api ORDER BY ord;
@@ -254,7 +267,7 @@ SELECT set_eq(
                                'unschedule(text)', 'run_schedules(text)',
                                'pause_schedule(text)', 'resume_schedule(text)']) AS f$$,
            :'cq', :'cq', :'lock_api', :'cq', :'cq', :'cq'),
-    'the extension''s functions are exactly the 25 API functions, 17 helpers, ready_position, the lock-namespace functions, dequeue_wait, await_jobs and the schedule functions (their contract: schedules.sql)');
+    'the extension''s functions are exactly the 30 API functions, 17 helpers, ready_position, the lock-namespace functions, dequeue_wait, await_jobs and the schedule functions (their contract: schedules.sql)');
 
 -- ready_position(): called for every job entering the ready state, from the
 -- claim engine's statements, which run as the extension's owner.

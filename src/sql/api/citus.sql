@@ -4,14 +4,15 @@
 
 -- claimqueue.distribute(): the queue definitions (queues, queue_grants,
 -- schedules, queue_samples) become reference tables and claimqueue.jobs a
--- table distributed by queue_id, its primary key (id, queue_id). Job ids stay
+-- table distributed by the queue's name (a column queue it adds), its primary
+-- key (id, queue); the calls that name a queue are delegated to the node
+-- holding its shard (create_distributed_function). Job ids stay
 -- unique across the cluster: each node draws them from its own range of
 -- 2^48, by its Citus group id. Refused without Citus, off the coordinator and
 -- while jobs run (their claims would be fenced against rows that moved). A
 -- second call only gives a worker added since its range of job ids.
--- Superusers only. Calls are not routed to the workers yet, and the hot path
--- refuses a distributed table, so a queue stops working after it: it runs only
--- with preview => true, for trying the layout on a cluster that serves no work.
+-- Superusers only. Queue grants (by role oid) are not checked right on the
+-- workers yet: it runs only with preview => true.
 CREATE OR REPLACE FUNCTION claimqueue.distribute(preview boolean DEFAULT false) RETURNS void
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
@@ -20,6 +21,8 @@ DECLARE
     already boolean;
     running bigint;
     t regclass;
+    api_schema name;
+    fn text;
     failed text;
     fk_tables text[];
     fk_names text[];
@@ -37,11 +40,11 @@ BEGIN
                   HINT = 'Connect to the Citus coordinator and call it there.';
     END IF;
     IF NOT preview THEN
-        RAISE EXCEPTION 'claimqueue.distribute() is a preview: this version does not route calls to the workers'
+        RAISE EXCEPTION 'claimqueue.distribute() is a preview: queue grants are not checked right on the workers yet'
             USING ERRCODE = 'feature_not_supported',
-                  DETAIL = 'After it, enqueue, dequeue and the other calls that write jobs are refused on every node, '
+                  DETAIL = 'Grants are kept by role oid, which differs from node to node; '
                            'and there is no way back but a dump and restore.',
-                  HINT = 'To try the layout on a cluster that serves no work, call claimqueue.distribute(preview => true).';
+                  HINT = 'To try the distributed mode on a cluster that serves no work, call claimqueue.distribute(preview => true).';
     END IF;
     already := EXISTS (SELECT 1 FROM pg_catalog.pg_dist_partition
                        WHERE logicalrelid = 'claimqueue.jobs'::pg_catalog.regclass);
@@ -86,9 +89,35 @@ BEGIN
     END IF;
     ALTER SEQUENCE claimqueue.jobs_id_seq MAXVALUE 281474976710655;
 
+    -- The jobs are distributed by the queue's name, which the API's calls
+    -- take: Citus delegates a call to the node holding the shard of its queue
+    -- argument, hashed as the distribution column's type. The column exists
+    -- only here, on every node (the workers' copies of the table are the
+    -- extension's own, not made by Citus); the engine fills it where it finds it.
+    ALTER TABLE claimqueue.jobs ADD COLUMN queue text;
+    UPDATE claimqueue.jobs j SET queue = q.name FROM claimqueue.queues q WHERE q.queue_id = j.queue_id;
+    ALTER TABLE claimqueue.jobs ALTER COLUMN queue SET NOT NULL;
     -- A distributed table's unique constraints include its distribution column.
     ALTER TABLE claimqueue.jobs DROP CONSTRAINT jobs_pkey,
-        ADD CONSTRAINT jobs_pkey PRIMARY KEY (id, queue_id);
+        ADD CONSTRAINT jobs_pkey PRIMARY KEY (id, queue);
+    DROP INDEX claimqueue.jobs_dedup_idx;
+    CREATE UNIQUE INDEX jobs_dedup_idx ON claimqueue.jobs (queue_id, dedup_key, queue)
+        WHERE dedup_key IS NOT NULL AND state IN ('ready', 'running');
+    SELECT pg_catalog.string_agg(r.nodename || ':' || r.nodeport || ': ' || r.result, '; ')
+      INTO failed
+      FROM pg_catalog.run_command_on_workers($cmd$
+        SET citus.enable_ddl_propagation = off;
+        ALTER TABLE claimqueue.jobs ADD COLUMN IF NOT EXISTS queue text NOT NULL;
+        ALTER TABLE claimqueue.jobs DROP CONSTRAINT jobs_pkey, ADD CONSTRAINT jobs_pkey PRIMARY KEY (id, queue);
+        DROP INDEX claimqueue.jobs_dedup_idx;
+        CREATE UNIQUE INDEX jobs_dedup_idx ON claimqueue.jobs (queue_id, dedup_key, queue)
+            WHERE dedup_key IS NOT NULL AND state IN ('ready', 'running')
+      $cmd$) r
+     WHERE NOT r.success;
+    IF failed IS NOT NULL THEN
+        RAISE EXCEPTION 'claimqueue.distribute() could not change claimqueue.jobs on the workers'
+            USING ERRCODE = 'object_not_in_prerequisite_state', DETAIL = failed;
+    END IF;
 
     -- The foreign keys to claimqueue.queues go while the tables become
     -- reference tables, on every node (Citus would otherwise convert the
@@ -126,7 +155,30 @@ BEGIN
         EXECUTE pg_catalog.format('ALTER TABLE %s ADD CONSTRAINT %I %s',
                                   fk_tables[i], fk_names[i], fk_defs[i]);
     END LOOP;
-    PERFORM pg_catalog.create_distributed_table('claimqueue.jobs', 'queue_id');
+    PERFORM pg_catalog.create_distributed_table('claimqueue.jobs', 'queue');
+    -- The calls that take a queue run on the node holding its shard: Citus
+    -- delegates them there by that argument, in a transaction block too
+    -- (force_delegation), where the queue must be a constant.
+    SELECT n.nspname INTO api_schema
+      FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
+     WHERE e.extname = 'claimqueue';
+    FOREACH fn IN ARRAY ARRAY[
+        'enqueue(text, jsonb, timestamptz, integer, integer, text, text)',
+        'enqueue_batch(text, jsonb[], timestamptz, integer, integer, text)',
+        'dequeue(text, text, integer, interval, boolean)',
+        'complete_and_dequeue(bigint, integer, text, text, integer, interval, jsonb, boolean)',
+        'complete_in(text, bigint, integer, jsonb)',
+        'complete_batch_in(text, bigint[], integer[], jsonb[])',
+        'fail_in(text, bigint, integer, text, interval, boolean, jsonb)',
+        'heartbeat_in(text, bigint, integer, interval)',
+        'snooze_in(text, bigint, integer, interval)',
+        'dequeue_wait(text, text, integer, interval, interval, jsonb, boolean)'] LOOP
+        -- CALL is delegated outside a transaction block only, whatever the flag.
+        PERFORM pg_catalog.create_distributed_function(
+            pg_catalog.format('%I.%s', api_schema, fn)::pg_catalog.regprocedure,
+            distribution_arg_name := 'queue', colocate_with := 'claimqueue.jobs',
+            force_delegation := CASE WHEN fn NOT LIKE 'dequeue_wait(%' THEN true END);
+    END LOOP;
     -- The rows now live in the shards; the coordinator's own copies would
     -- only mislead a reader of the tables underneath.
     FOREACH t IN ARRAY ARRAY['claimqueue.jobs', 'claimqueue.queue_samples', 'claimqueue.schedules',

@@ -111,6 +111,60 @@ AS 'MODULE_PATHNAME', 'cq_heartbeat';
 COMMENT ON FUNCTION @extschema@.heartbeat(bigint, integer, interval)
     IS 'extend the lease of a running job (by the queue''s lease, or extend); returns the new expiry';
 
+-- The calls that finish a job, with the job's queue in front (0.5.0): on a
+-- Citus cluster (docs/citus.md) the coordinator sends each call to the worker
+-- that holds the queue (Citus's function delegation, by the queue argument),
+-- which a job id alone cannot do. On one server they are complete(),
+-- complete_batch(), fail(), heartbeat() and snooze(), after a check that the
+-- queue exists (QC001); the job is found by its id as there. Named apart,
+-- not overloads: complete($1, $2, $3) with untyped parameters would be
+-- ambiguous.
+CREATE OR REPLACE FUNCTION @extschema@.complete_in(queue text, id bigint, attempt integer, result jsonb DEFAULT NULL)
+RETURNS void
+LANGUAGE c VOLATILE SECURITY INVOKER
+AS 'MODULE_PATHNAME', 'cq_complete_in';
+COMMENT ON FUNCTION @extschema@.complete_in(text, bigint, integer, jsonb)
+    IS 'complete(id, attempt, result) for a job of queue, routed to the queue''s node on Citus';
+
+CREATE OR REPLACE FUNCTION @extschema@.complete_batch_in(
+    queue    text,
+    ids      bigint[],
+    attempts integer[],
+    results  jsonb[] DEFAULT NULL)
+RETURNS void
+LANGUAGE c VOLATILE SECURITY INVOKER
+AS 'MODULE_PATHNAME', 'cq_complete_batch_in';
+COMMENT ON FUNCTION @extschema@.complete_batch_in(text, bigint[], integer[], jsonb[])
+    IS 'complete_batch(ids, attempts, results) for jobs of queue, routed to the queue''s node on Citus';
+
+CREATE OR REPLACE FUNCTION @extschema@.fail_in(
+    queue        text,
+    id           bigint,
+    attempt      integer,
+    error        text     DEFAULT NULL,
+    retry_in     interval DEFAULT NULL,
+    retryable    boolean  DEFAULT true,
+    error_detail jsonb    DEFAULT NULL)
+RETURNS text
+LANGUAGE c VOLATILE SECURITY INVOKER
+AS 'MODULE_PATHNAME', 'cq_fail_in';
+COMMENT ON FUNCTION @extschema@.fail_in(text, bigint, integer, text, interval, boolean, jsonb)
+    IS 'fail(id, attempt, ...) for a job of queue, routed to the queue''s node on Citus';
+
+CREATE OR REPLACE FUNCTION @extschema@.heartbeat_in(queue text, id bigint, attempt integer, extend interval DEFAULT NULL)
+RETURNS timestamptz
+LANGUAGE c VOLATILE SECURITY INVOKER
+AS 'MODULE_PATHNAME', 'cq_heartbeat_in';
+COMMENT ON FUNCTION @extschema@.heartbeat_in(text, bigint, integer, interval)
+    IS 'heartbeat(id, attempt, extend) for a job of queue, routed to the queue''s node on Citus';
+
+CREATE OR REPLACE FUNCTION @extschema@.snooze_in(queue text, id bigint, attempt integer, delay interval DEFAULT '0 seconds')
+RETURNS timestamptz
+LANGUAGE c VOLATILE SECURITY INVOKER
+AS 'MODULE_PATHNAME', 'cq_snooze_in';
+COMMENT ON FUNCTION @extschema@.snooze_in(text, bigint, integer, interval)
+    IS 'snooze(id, attempt, delay) for a job of queue, routed to the queue''s node on Citus';
+
 CREATE OR REPLACE FUNCTION @extschema@.retry(id bigint, run_at timestamptz DEFAULT NULL)
 RETURNS void
 LANGUAGE c VOLATILE SECURITY INVOKER
@@ -213,6 +267,11 @@ REVOKE ALL ON FUNCTION
     @extschema@.fail(bigint, integer, text, interval, boolean, jsonb),
     @extschema@.snooze(bigint, integer, interval),
     @extschema@.heartbeat(bigint, integer, interval),
+    @extschema@.complete_in(text, bigint, integer, jsonb),
+    @extschema@.complete_batch_in(text, bigint[], integer[], jsonb[]),
+    @extschema@.fail_in(text, bigint, integer, text, interval, boolean, jsonb),
+    @extschema@.snooze_in(text, bigint, integer, interval),
+    @extschema@.heartbeat_in(text, bigint, integer, interval),
     @extschema@.retry(bigint, timestamptz),
     @extschema@.cancel(bigint),
     @extschema@.retry_jobs(text, text[], timestamptz, integer),

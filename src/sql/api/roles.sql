@@ -5,6 +5,8 @@
 --                        job_errors, await_jobs
 --   claimqueue_consumer  EXECUTE on dequeue, complete, complete_batch,
 --                        complete_and_dequeue, fail, snooze, heartbeat, next_due,
+--                        complete_in, complete_batch_in, fail_in, snooze_in,
+--                        heartbeat_in,
 --                        dequeue_wait, job_status, job_errors, await_jobs
 --   claimqueue_admin     EXECUTE on all of these and the administration
 --                        functions (schedule, unschedule, pause_schedule,
@@ -38,7 +40,12 @@ GRANT EXECUTE ON FUNCTION
     @extschema@.complete_batch(bigint[], integer[], jsonb[]),
     @extschema@.fail(bigint, integer, text, interval, boolean, jsonb),
     @extschema@.snooze(bigint, integer, interval),
-    @extschema@.heartbeat(bigint, integer, interval)
+    @extschema@.heartbeat(bigint, integer, interval),
+    @extschema@.complete_in(text, bigint, integer, jsonb),
+    @extschema@.complete_batch_in(text, bigint[], integer[], jsonb[]),
+    @extschema@.fail_in(text, bigint, integer, text, interval, boolean, jsonb),
+    @extschema@.snooze_in(text, bigint, integer, interval),
+    @extschema@.heartbeat_in(text, bigint, integer, interval)
 TO claimqueue_consumer, claimqueue_admin;
 GRANT EXECUTE ON FUNCTION
     @extschema@.create_queue(text, interval, integer, interval, interval, interval, boolean, interval, integer, integer, boolean),
