@@ -210,6 +210,7 @@ export interface PageQuery {
 export class Inspector {
   private schemaName: string | null;
   private doneBound: Promise<boolean> | null = null;
+  private allReaperStats: Promise<boolean> | null = null;
 
   constructor(private readonly db: Queryable, options: { schema?: string } = {}) {
     this.schemaName = options.schema ?? null;
@@ -586,8 +587,11 @@ export class Inspector {
   }
 
   /**
-   * The reapers: this database's from reaper_stats, and every database's reaper process
-   * that pg_stat_activity shows (the background workers of the other databases).
+   * The reapers: this database's from reaper_stats, and every other database's from
+   * all_reaper_stats (0.5.0: the launcher's slots in shared memory, their start, passes,
+   * counters and last error shown to a role with pg_read_all_stats only, as pg_stat_activity
+   * shows other roles' sessions); before 0.5.0, the other databases' reaper processes that
+   * pg_stat_activity shows.
    */
   async reapers(): Promise<ReaperRow[]> {
     const s = await this.q();
@@ -595,23 +599,33 @@ export class Inspector {
       `SELECT current_database() AS database, pid, state, started_at, last_pass_at, passes,
               jobs_reaped, jobs_purged, last_error
          FROM ${s}.reaper_stats`);
-    const { rows: others } = await this.db.query(
-      `SELECT datname AS database, pid, backend_start
-         FROM pg_catalog.pg_stat_activity
-        WHERE backend_type LIKE 'claimqueue reaper%' AND datname IS DISTINCT FROM current_database()
-        ORDER BY datname`);
-    const out: ReaperRow[] = own.map((r) => ({
+    const { rows: others } = await this.db.query(await this.hasAllReaperStats()
+      ? `SELECT database, pid, state, started_at, last_pass_at, passes, jobs_reaped, jobs_purged, last_error
+           FROM ${s}.all_reaper_stats WHERE database <> current_database() ORDER BY database`
+      : `SELECT datname AS database, pid, 'running' AS state, backend_start AS started_at,
+                NULL AS last_pass_at, NULL AS passes, NULL AS jobs_reaped, NULL AS jobs_purged,
+                NULL AS last_error
+           FROM pg_catalog.pg_stat_activity
+          WHERE backend_type LIKE 'claimqueue reaper%' AND datname IS DISTINCT FROM current_database()
+          ORDER BY datname`);
+    return [...own, ...others].map((r) => ({
       database: r.database, pid: r.pid, state: r.state, startedAt: r.started_at, lastPassAt: r.last_pass_at,
       passes: numOrNull(r.passes), jobsReaped: numOrNull(r.jobs_reaped), jobsPurged: numOrNull(r.jobs_purged),
       lastError: r.last_error,
     }));
-    for (const r of others) {
-      out.push({
-        database: r.database, pid: r.pid, state: 'running', startedAt: r.backend_start, lastPassAt: null,
-        passes: null, jobsReaped: null, jobsPurged: null, lastError: null,
+  }
+
+  /** Whether the extension has the all_reaper_stats view (0.5.0 on), looked up once. */
+  private hasAllReaperStats(): Promise<boolean> {
+    if (this.allReaperStats === null) {
+      this.allReaperStats = this.schema().then(async (schema) => {
+        const { rows } = await this.db.query(
+          `SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+            WHERE n.nspname = $1 AND c.relname = 'all_reaper_stats'`, [schema]);
+        return rows.length > 0;
       });
     }
-    return out;
+    return this.allReaperStats;
   }
 
   /** Advisory locks held or awaited in claimqueue's namespaces, by namespace. */
