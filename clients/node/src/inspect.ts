@@ -211,6 +211,7 @@ export class Inspector {
   private schemaName: string | null;
   private doneBound: Promise<boolean> | null = null;
   private allReaperStats: Promise<boolean> | null = null;
+  private jobErrorsFn: Promise<boolean> | null = null;
 
   constructor(private readonly db: Queryable, options: { schema?: string } = {}) {
     this.schemaName = options.schema ?? null;
@@ -443,17 +444,33 @@ export class Inspector {
     };
     let text: string;
     if (filter.key !== undefined && filter.key !== '') {
-      // A key is looked for among the next KEY_WINDOW jobs of the page's order, read by the
-      // same index: a key of few jobs must not turn the page into a scan of the table.
-      values.push(KEY_WINDOW);
-      const windowParam = `$${values.length}`;
+      // A key's jobs that an index holds by key are looked up there, wherever they are in
+      // the page's order: the live job of a dedup key (jobs_dedup_idx, at most one) and the
+      // running jobs of a concurrency key (jobs_running_key_idx). The others (finished jobs,
+      // ready ones by concurrency key) have no index by key: they are looked for among the
+      // next KEY_WINDOW jobs of the page's order, read by the page's index, so a key of few
+      // jobs never turns a page into a scan of the table. The two parts share no job.
       values.push(filter.key);
       const key = `$${values.length}`;
+      const indexed = `((dedup_key = ${key} AND state IN ('ready', 'running'))
+                        OR (concurrency_key = ${key} AND state = 'running'))`;
+      const parts: string[] = [];
+      if (state === undefined || state === 'ready' || state === 'scheduled' || state === 'running') {
+        let after = '';
+        if (readyAfter !== null) {
+          const [p, pos] = readyAfter;
+          after = ` AND (priority < ${p}::smallint OR (priority = ${p}::smallint AND claim_position > ${pos}::bigint))`;
+        }
+        parts.push(`(SELECT ${cols} FROM ${s}.queue_jobs WHERE ${base}${after} AND ${indexed})`);
+      }
+      values.push(KEY_WINDOW);
+      const windowParam = `$${values.length}`;
+      const unindexed = indexed.replace(/\b(dedup_key|concurrency_key|state)\b/g, 'w.$1');
+      parts.push(`(SELECT w.* FROM (${pageSql(windowParam)}) w
+                   WHERE (w.dedup_key = ${key} OR w.concurrency_key = ${key}) AND ${unindexed} IS NOT TRUE)`);
       values.push(limit + 1);
-      const outerOrder = order.replace(/\b(priority|claim_position|run_at|lease_expires_at|finished_at|id)\b/g, 'w.$1');
-      text = `SELECT w.* FROM (${pageSql(windowParam)}) w
-               WHERE w.dedup_key = ${key} OR w.concurrency_key = ${key}
-               ORDER BY ${outerOrder} LIMIT $${values.length}`;
+      const outerOrder = order.replace(/\b(priority|claim_position|run_at|lease_expires_at|finished_at|id)\b/g, 'u.$1');
+      text = `SELECT u.* FROM (${parts.join(' UNION ALL ')}) u ORDER BY ${outerOrder} LIMIT $${values.length}`;
     } else {
       values.push(limit + 1);
       text = pageSql(`$${values.length}`);
@@ -462,8 +479,9 @@ export class Inspector {
   }
 
   /** A page of one queue's jobs; throws RangeError for a queue the caller cannot see. */
-  async jobs(filter: JobFilter): Promise<Page<JobRow>> {
-    const settings = await this.queue(filter.queue);
+  async jobs(filter: JobFilter, known?: QueueSettings): Promise<Page<JobRow>> {
+    // A page that has just read the queue's settings passes them: one statement less.
+    const settings = known?.queue === filter.queue ? known : await this.queue(filter.queue);
     if (settings === null) throw new RangeError(`no such queue: ${filter.queue}`);
     const limit = Math.min(Math.max(filter.limit ?? 50, 1), 500);
     const q = await this.jobsQuery(filter, settings.queueId);
@@ -488,10 +506,7 @@ export class Inspector {
    */
   async jobErrors(id: number): Promise<JobAttemptError[]> {
     const s = await this.q();
-    const { rows: fn } = await this.db.query(
-      `SELECT 1 FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
-        WHERE n.nspname = $1 AND p.proname = 'job_errors'`, [await this.schema()]);
-    if (fn.length > 0) {
+    if (await this.hasJobErrors()) {
       const { rows } = await this.db.query(
         `SELECT attempt, failed_at, error, detail FROM ${s}.job_errors($1::bigint) ORDER BY attempt`, [id]);
       return rows.map((r) => ({ attempt: r.attempt, failedAt: r.failed_at, error: r.error, detail: r.detail }));
@@ -613,6 +628,19 @@ export class Inspector {
       passes: numOrNull(r.passes), jobsReaped: numOrNull(r.jobs_reaped), jobsPurged: numOrNull(r.jobs_purged),
       lastError: r.last_error,
     }));
+  }
+
+  /** Whether the extension has job_errors() (0.5.0 on), looked up once. */
+  private hasJobErrors(): Promise<boolean> {
+    if (this.jobErrorsFn === null) {
+      this.jobErrorsFn = this.schema().then(async (schema) => {
+        const { rows } = await this.db.query(
+          `SELECT 1 FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
+            WHERE n.nspname = $1 AND p.proname = 'job_errors'`, [schema]);
+        return rows.length > 0;
+      });
+    }
+    return this.jobErrorsFn;
   }
 
   /** Whether the extension has the all_reaper_stats view (0.5.0 on), looked up once. */
