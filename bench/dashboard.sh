@@ -1,128 +1,158 @@
 #!/usr/bin/env bash
 # What the dashboard costs, with many finished jobs kept and a drain running:
-# each page's render time (as a client times the whole response, median and
-# 95th percentile of BENCH_FETCHES fetches) and the drain's throughput with
-# and without the dashboard being watched (one browser's worth of polling:
-# every page, every BENCH_POLL seconds, as its live updates do). A throwaway
-# cluster (pg_virtualenv, claimqueue preloaded, the installed build). Figures
-# only, nothing asserted; docs/dashboard.md keeps them.
 #
-#   bash bench/dashboard.sh    (BENCH_HISTORY=10000000 finished jobs, BENCH_SECONDS=30 per drain,
-#                               BENCH_FETCHES=20 per page, BENCH_POLL=5, BENCH_CLIENTS=2 drainers)
+# 1. each page's render time while a drain runs (as a client times the whole
+#    response: median and 95th percentile of BENCH_FETCHES fetches), and the
+#    CPU a fetch of it takes (the dashboard's Node process and backends);
+# 2. the CPU the dashboard takes while it is watched during a drain: its Node
+#    process and its PostgreSQL backends (their own role, cq_dashboard, so
+#    their process titles tell them apart), against the drain's backends and
+#    pgbench, from /proc/PID/stat over BENCH_CPU_SECONDS (bench/cpu_share.py).
+#    On a machine the drain keeps busy, that share is what the dashboard takes
+#    from it;
+# 3. the drain's jobs per second without and with the dashboard watched,
+#    BENCH_ROUNDS pairs of BENCH_SECONDS drains, the order swapped each round,
+#    the ratio pair by pair: wall clock, which spreads by tens of per cent
+#    between runs on a shared machine, so supporting evidence only.
+#
+# Watched means one browser's worth of polling per page, every page at once:
+# each page fetched every BENCH_POLL seconds, as the live updates of a page
+# left open do (static/app.js refetches its page every 5 s) — 17 pages, so 17
+# times what one open browser tab asks. bench/dashboard_instructions.sh counts
+# what the watching costs the drain's own backends (callgrind). A throwaway
+# cluster (bench/dashboard_cluster.sh). Figures only, nothing asserted.
+#
+#   bash bench/dashboard.sh    (BENCH_HISTORY=10000000 finished jobs, BENCH_FETCHES=20 per page,
+#                               BENCH_POLL=5, BENCH_CPU_SECONDS=60, BENCH_ROUNDS=6 pairs of
+#                               BENCH_SECONDS=10 drains, BENCH_CLIENTS=2 drainers)
 set -euo pipefail
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(cd "$here/.." && pwd)
-
-if [ -z "${CLAIMQUEUE_BENCH_IN_CLUSTER:-}" ]; then
-    major=$("${PG_CONFIG:-pg_config}" --version | sed 's/^PostgreSQL \([0-9]*\).*/\1/')
-    (cd "$root/clients/dashboard" && npm run -s build)
-    CLAIMQUEUE_BENCH_IN_CLUSTER=1 exec pg_virtualenv -v "$major" -t \
-        -o shared_preload_libraries=claimqueue -o shared_buffers=512MB -o max_wal_size=8GB \
-        -o max_connections=50 bash "$0"
-fi
+source "$(dirname "${BASH_SOURCE[0]}")/dashboard_cluster.sh"
 
 history=${BENCH_HISTORY:-10000000}
-seconds=${BENCH_SECONDS:-30}
 fetches=${BENCH_FETCHES:-20}
 poll=${BENCH_POLL:-5}
+cpu_seconds=${BENCH_CPU_SECONDS:-60}
+rounds=${BENCH_ROUNDS:-6}
+seconds=${BENCH_SECONDS:-10}
 clients=${BENCH_CLIENTS:-2}
-work=$(mktemp -d)
-dash_pid=""
-watch_pid=""
-cleanup() {
-    [ -n "$watch_pid" ] && kill "$watch_pid" 2>/dev/null
-    [ -n "$dash_pid" ] && kill "$dash_pid" 2>/dev/null
-    wait 2>/dev/null
-    rm -rf "$work"
-}
-trap cleanup EXIT
-q() { psql -qXAt -v ON_ERROR_STOP=1 -c "$1"; }
 
-q "CREATE EXTENSION claimqueue" 2>/dev/null
-q "SELECT create_queue('bench', lease => '1 hour', max_attempts => 1)" >/dev/null
+load_history "$history"
 q "SELECT create_queue('other')" >/dev/null
-t0=$SECONDS
-# The history: done jobs, and one in 100 failed (the dead letters' index).
-q "INSERT INTO claimqueue.jobs (queue_id, state, attempt, max_attempts, run_at, created_at,
-                                started_at, finished_at, worker, payload, last_error)
-   SELECT q.queue_id, CASE WHEN g % 100 = 0 THEN 'failed' ELSE 'done' END, 1, 1,
-          now() - interval '1 day', now() - interval '1 day', now() - interval '1 day',
-          now() - interval '1 day' + g * interval '1 ms', 'history', jsonb_build_object('n', g),
-          CASE WHEN g % 100 = 0 THEN 'boom' END
-   FROM claimqueue.queues q, generate_series(1, $history) g WHERE q.name = 'bench'"
-load_s=$((SECONDS - t0))
+# A job with a dedup key, due tomorrow, behind every ready job the drain gets:
+# what the key filter looks for.
+q "SELECT enqueue('bench', '{}', run_at => now() + interval '1 day', dedup_key => 'needle')" >/dev/null
 q "VACUUM ANALYZE claimqueue.jobs"
 q "SELECT claimqueue.recount_queue_metrics()" >/dev/null
 q "SELECT claimqueue.sample_queue_history()" >/dev/null
 size=$(q "SELECT pg_size_pretty(pg_total_relation_size('claimqueue.jobs'))")
+# The dashboard and the drain under roles of their own: a backend's process
+# title names its role.
+q "CREATE ROLE cq_dashboard LOGIN SUPERUSER PASSWORD '$PGPASSWORD'"
+q "CREATE ROLE cq_drain LOGIN SUPERUSER PASSWORD '$PGPASSWORD'"
+start_dashboard "postgres://cq_dashboard:$PGPASSWORD@${PGHOST:-localhost}:${PGPORT:-5432}/${PGDATABASE:-postgres}"
 
-# The drain: each transaction claims one job and completes it.
-cat >"$work/drain.sql" <<'SQL'
-SELECT id, attempt FROM dequeue('bench', 'drain') \gset
-SELECT complete(:id, :attempt);
-SQL
-refill() {
-    q "SELECT count(*) FROM enqueue_batch('bench', array_fill('{}'::jsonb, ARRAY[$1]))" >/dev/null
-}
-# drain: jobs per second over $seconds with $clients clients (ready jobs topped up first,
-# more than the drain can take).
-drain() {
-    refill $((seconds * 8000))
-    pgbench -n -c "$clients" -j "$clients" -T "$seconds" -f "$work/drain.sql" 2>&1 |
-        sed -n 's/^tps = \([0-9.]*\) .*/\1/p' | head -1
-}
-
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-node "$root/clients/dashboard/dist/cli.js" dashboard --port "$port" >"$work/dashboard.log" 2>&1 &
-dash_pid=$!
-base="http://127.0.0.1:$port"
-for _ in $(seq 1 100); do curl -fsS "$base/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
-failed_id=$(q "SELECT id FROM queue_jobs WHERE queue_id = (SELECT queue_id FROM queue_settings WHERE queue = 'bench') AND state = 'failed' ORDER BY finished_at DESC LIMIT 1")
-pages=("/" "/queues/bench" "/queues/bench?state=ready" "/queues/bench?state=running"
-       "/queues/bench?state=done" "/queues/bench?state=failed" "/jobs/$failed_id" "/dead-letters"
+failed_id=$(q "SELECT id FROM claimqueue.jobs WHERE state = 'failed' ORDER BY id DESC LIMIT 1")
+mid_id=$(q "SELECT id FROM claimqueue.jobs WHERE state = 'done' AND id > $((history / 2)) ORDER BY id LIMIT 1")
+later=$(printf '["%s"]' "$mid_id" | base64 -w0 | tr '+/' '-_' | tr -d '=')
+pages=("/" "/queues/bench" "/queues/bench?state=ready" "/queues/bench?state=scheduled"
+       "/queues/bench?state=running" "/queues/bench?state=done" "/queues/bench?state=done&after=$later"
+       "/queues/bench?state=failed" "/queues/bench?key=needle" "/jobs/$failed_id" "/dead-letters"
        "/dead-letters?queue=bench&error=boom" "/schedules" "/claims" "/reapers" "/locks" "/api/history.json")
 
-# The watcher: every page once per $poll seconds, as a browser left open would.
+# The watcher: every page once per $poll seconds.
 watch() {
     while :; do
         for p in "${pages[@]}"; do curl -fsS -o /dev/null "$base$p" || true; done
         sleep "$poll"
     done
 }
+start_watch() { watch & watch_pid=$!; background+=("$watch_pid"); }
+stop_watch() { kill "$watch_pid" 2>/dev/null; wait "$watch_pid" 2>/dev/null || true; }
+
+# The drain: each loop claims one job (a transaction) and completes it
+# (another), as cq_drain. Its rate is the queue's completed count over the
+# run, the backlog topped up first.
+completed() { q "SELECT completed FROM queue_metrics WHERE queue = 'bench'"; }
+top_up() {
+    local ready
+    ready=$(q "SELECT ready_or_scheduled FROM queue_metrics WHERE queue = 'bench'")
+    [ "${ready:-0}" -ge "$1" ] || refill $(($1 - ${ready:-0}))
+}
+drain_for() { pgbench -n -M prepared -U cq_drain -c "$clients" -j "$clients" -T "$1" -f "$bench/sql/cq_drain.sql" >/dev/null 2>&1; }
+drain() {
+    top_up $((seconds * 25000))
+    local c0 c1
+    c0=$(completed)
+    drain_for "$seconds"
+    c1=$(completed)
+    echo $(( (c1 - c0) / seconds ))
+}
 
 echo "claimqueue dashboard bench, $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, PostgreSQL $(q 'SHOW server_version')"
 echo "  $history finished jobs kept ($size, loaded in $load_s s), a drain of $clients clients"
 echo
 
-# Drains alternate, without and with the watcher, to spread the machine's noise over both.
+# 1. Page times while a drain runs.
+top_up 2000000
+pgbench -n -M prepared -U cq_drain -c "$clients" -j "$clients" -T 100000 -f "$bench/sql/cq_drain.sql" >/dev/null 2>&1 &
+drain_pid=$!; background+=("$drain_pid")
+sleep 2
+# Each page's time, then the CPU one fetch of it takes: the dashboard's Node
+# process and its backends, over $fetches more fetches.
+dash_cpu() { python3 "$bench/cpu_share.py" --now "pid:$dash_pid" "title: cq_dashboard "; }
+echo "| page | median ms | p95 ms | CPU ms a fetch |"
+echo "|---|--:|--:|--:|"
+: >"$work/page_cpu"
+for p in "${pages[@]}"; do
+    row=$(page "$p" "\`$p\`")
+    c0=$(dash_cpu)
+    for _ in $(seq 1 "$fetches"); do curl -fsS -o /dev/null "$base$p"; done
+    c1=$(dash_cpu)
+    echo $((c1 - c0)) "$fetches" >>"$work/page_cpu"
+    echo "$row $(awk -v c=$((c1 - c0)) -v n="$fetches" 'BEGIN { printf "%.1f |", c / n }')"
+done
+echo
+
+# 2. The dashboard's CPU, watched during the same drain.
+start_watch
+sleep 2
+python3 "$bench/cpu_share.py" "$cpu_seconds" \
+    node="pid:$dash_pid" pgbench=comm:pgbench dashboard_backends="title: cq_dashboard " \
+    drain_backends="title: cq_drain " server_other=comm:postgres >"$work/cpu"
+stop_watch
+kill "$drain_pid" 2>/dev/null; wait "$drain_pid" 2>/dev/null || true
+cpu() { awk -v g="$1" '$1 == g { print $2 }' "$work/cpu"; }
+read -r round lo hi < <(awk '{ c = $1 / $2; s += c; if (NR == 1 || c < lo) lo = c; if (c > hi) hi = c }
+    END { printf "%.1f %.1f %.1f\n", s, lo, hi }' "$work/page_cpu")
+awk -v node="$(cpu node)" -v back="$(cpu dashboard_backends)" -v dback="$(cpu drain_backends)" \
+    -v bench="$(cpu pgbench)" -v other="$(cpu server_other)" -v cores="$(nproc)" -v poll="$poll" \
+    -v n="${#pages[@]}" -v s="$cpu_seconds" -v round="$round" -v lo="$lo" -v hi="$hi" 'BEGIN {
+    dash = node + back; drain = dback + bench
+    printf "CPU over %d s of a drain, every page (%d) watched every %d s, in CPU seconds per second:\n", s, n, poll
+    printf "  the dashboard: %.4f (Node %.4f, its backends %.4f)\n", dash, node, back
+    printf "  the drain: %.4f (its backends %.4f, pgbench %.4f); the server'\''s other processes %.4f\n", drain, dback, bench, other
+    printf "  the dashboard'\''s share: %.2f %% of the drain'\''s CPU, %.2f %% of the %d cores\n", dash / drain * 100, dash / cores * 100, cores
+    printf "  one round of the %d pages (the table): %.1f ms of CPU; one page open in a browser, refreshed every %d s:\n", n, round, poll
+    printf "    %.3f %% to %.3f %% of the %d cores, %.2f %% to %.2f %% of the drain'\''s CPU\n", lo / (poll * 1000) / cores * 100, hi / (poll * 1000) / cores * 100, cores, lo / (poll * 1000) / drain * 100, hi / (poll * 1000) / drain * 100
+}'
+echo
+
+# 3. Wall clock: pairs of drains without and with the watcher, the order
+# swapped each round.
 without=()
 with=()
-for round in 1 2; do
-    without+=("$(drain)")
-    watch & watch_pid=$!
-    with+=("$(drain)")
-    kill "$watch_pid" 2>/dev/null; wait "$watch_pid" 2>/dev/null || true; watch_pid=""
+ratios=()
+for round in $(seq 1 "$rounds"); do
+    if [ $((round % 2)) = 1 ]; then
+        a=$(drain); start_watch; b=$(drain); stop_watch
+    else
+        start_watch; b=$(drain); stop_watch; a=$(drain)
+    fi
+    without+=("$a"); with+=("$b")
+    ratios+=("$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.3f", b / a }')")
 done
-
-# Page times while a drain runs.
-refill $((seconds * 16000))
-pgbench -n -c "$clients" -j "$clients" -T $((seconds * 2)) -f "$work/drain.sql" >/dev/null 2>&1 &
-bg=$!
-sleep 2
-echo "| page | median ms | p95 ms |"
-echo "|---|--:|--:|"
-for p in "${pages[@]}"; do
-    for _ in $(seq 1 "$fetches"); do
-        curl -fsS -o /dev/null -w '%{time_total}\n' "$base$p"
-    done | sort -n | awk -v page="$p" '{ t[NR] = $1 * 1000 } END {
-        printf "| `%s` | %.1f | %.1f |\n", page, t[int((NR + 1) / 2)], t[int(NR * 0.95 + 0.5)] }'
-done
-wait "$bg" || true
-
-echo
-avg() { printf '%s\n' "$@" | awk '{ s += $1 } END { printf "%.0f", s / NR }'; }
-w=$(avg "${without[@]}")
-d=$(avg "${with[@]}")
-echo "drain without the dashboard: ${without[*]} jobs/s (mean $w)"
-echo "drain with the dashboard watched every ${poll} s: ${with[*]} jobs/s (mean $d)"
-awk -v w="$w" -v d="$d" 'BEGIN { printf "the dashboard costs the drain %.1f %%\n", (w - d) / w * 100 }'
+stats() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1; s += $1 }
+    END { printf "median %s, min %s, max %s, mean %.3f", v[int((NR + 1) / 2)], v[1], v[NR], s / NR }'; }
+echo "drain jobs/s without the dashboard: ${without[*]}"
+echo "drain jobs/s with it watched:       ${with[*]}"
+echo "with/without, pair by pair: ${ratios[*]} ($(stats "${ratios[@]}"))"

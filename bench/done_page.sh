@@ -7,7 +7,7 @@
 # primary key) and the same page by finish time (newest first: the index),
 # their plans and their times while a drain runs, and what the index costs the
 # drain (every completion then writes one more index entry). A throwaway
-# cluster (pg_virtualenv, claimqueue preloaded, the installed build). Drains
+# cluster (bench/dashboard_cluster.sh). Drains
 # alternate without and with the index, the order swapped each round, to
 # spread the machine's noise over both; a drain's rate is the jobs it
 # completed. bench/instructions.sh with SETUP_SQL creating the index gives the
@@ -24,16 +24,7 @@
 #                               BENCH_SECONDS=20 per drain, BENCH_FETCHES=20 per page,
 #                               BENCH_CLIENTS=2 drainers)
 set -euo pipefail
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(cd "$here/.." && pwd)
-
-if [ -z "${CLAIMQUEUE_BENCH_IN_CLUSTER:-}" ]; then
-    major=$("${PG_CONFIG:-pg_config}" --version | sed 's/^PostgreSQL \([0-9]*\).*/\1/')
-    (cd "$root/clients/dashboard" && npm run -s build)
-    CLAIMQUEUE_BENCH_IN_CLUSTER=1 exec pg_virtualenv -v "$major" -t \
-        -o shared_preload_libraries=claimqueue -o shared_buffers=512MB -o max_wal_size=8GB \
-        -o max_connections=50 bash "$0"
-fi
+source "$(dirname "${BASH_SOURCE[0]}")/dashboard_cluster.sh"
 
 history=${BENCH_HISTORY:-2000000}
 ahead=${BENCH_AHEAD:-500000}
@@ -41,33 +32,12 @@ rounds=${BENCH_ROUNDS:-4}
 seconds=${BENCH_SECONDS:-20}
 fetches=${BENCH_FETCHES:-20}
 clients=${BENCH_CLIENTS:-2}
-work=$(mktemp -d)
-dash_pid=""
-cleanup() {
-    [ -n "$dash_pid" ] && kill "$dash_pid" 2>/dev/null
-    wait 2>/dev/null
-    rm -rf "$work"
-}
-trap cleanup EXIT
-q() { psql -qXAt -v ON_ERROR_STOP=1 -c "$1"; }
 index_on() { q "CREATE INDEX IF NOT EXISTS jobs_done_idx ON claimqueue.jobs (queue_id, finished_at, id) WHERE state = 'done'" 2>/dev/null; }
 index_off() { q "DROP INDEX IF EXISTS claimqueue.jobs_done_idx" 2>/dev/null; }
 
-q "CREATE EXTENSION claimqueue" 2>/dev/null
-q "SELECT create_queue('bench', lease => '1 hour', max_attempts => 1)" >/dev/null
 t0=$SECONDS
-# The history: done jobs, one in 100 failed (as bench/dashboard.sh keeps them).
-q "INSERT INTO claimqueue.jobs (queue_id, state, attempt, max_attempts, run_at, created_at,
-                                started_at, finished_at, worker, payload, last_error)
-   SELECT q.queue_id, CASE WHEN g % 100 = 0 THEN 'failed' ELSE 'done' END, 1, 1,
-          now() - interval '1 day', now() - interval '1 day', now() - interval '1 day',
-          now() - interval '1 day' + g * interval '1 ms', 'history', jsonb_build_object('n', g),
-          CASE WHEN g % 100 = 0 THEN 'boom' END
-   FROM claimqueue.queues q, generate_series(1, $history) g WHERE q.name = 'bench'"
+load_history "$history"
 q "SELECT claimqueue.recount_queue_metrics()" >/dev/null
-refill() {
-    q "SELECT count(*) FROM enqueue_batch('bench', array_fill('{}'::jsonb, ARRAY[$1]))" >/dev/null
-}
 # Ready jobs after the history: a page of done jobs read by the primary key,
 # newest first, passes all of them before it reaches the first done job.
 for _ in $(seq 1 $((ahead / 100000))); do refill 100000; done
@@ -76,11 +46,7 @@ q "VACUUM ANALYZE claimqueue.jobs"
 size=$(q "SELECT pg_size_pretty(pg_total_relation_size('claimqueue.jobs'))")
 queue_id=$(q "SELECT queue_id FROM queue_settings WHERE queue = 'bench'")
 
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-node "$root/clients/dashboard/dist/cli.js" dashboard --port "$port" >"$work/dashboard.log" 2>&1 &
-dash_pid=$!
-base="http://127.0.0.1:$port"
-for _ in $(seq 1 100); do curl -fsS "$base/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+start_dashboard
 
 echo "claimqueue done-page bench, $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, PostgreSQL $(q 'SHOW server_version')"
 echo "  $history finished jobs and $ahead ready ones after them ($size, loaded in $load_s s)"
@@ -107,10 +73,6 @@ timed() {
         psql -qXAt -o /dev/null 2>&1 | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | sort -n |
         awk -v label="$2" '{ t[NR] = $1 } END { printf "| %s | %.1f | %.1f |\n", label, t[int((NR + 1) / 2)], t[int(NR * 0.95 + 0.5)] }'
 }
-page() {
-    for _ in $(seq 1 "$fetches"); do curl -fsS -o /dev/null -w '%{time_total}\n' "$base$1"; done | sort -n |
-        awk -v label="$2" '{ t[NR] = $1 * 1000 } END { printf "| %s | %.1f | %.1f |\n", label, t[int((NR + 1) / 2)], t[int(NR * 0.95 + 0.5)] }'
-}
 
 # The drain: each loop claims one job (a transaction) and completes it (another).
 # Its rate is the queue's completed total over the run (a loop that found the
@@ -123,7 +85,7 @@ drain() {
     q "CHECKPOINT"
     local c0 c1
     c0=$(completed)
-    pgbench -n -M prepared -c "$clients" -j "$clients" -T "$seconds" -f "$here/sql/cq_drain.sql" >/dev/null 2>&1
+    pgbench -n -M prepared -c "$clients" -j "$clients" -T "$seconds" -f "$bench/sql/cq_drain.sql" >/dev/null 2>&1
     c1=$(completed)
     echo $(( (c1 - c0) / seconds ))
 }
@@ -138,7 +100,7 @@ echo
 
 # Times while a drain runs (in the background, as long as the fetches take).
 refill $((seconds * 25000))
-pgbench -n -M prepared -c "$clients" -j "$clients" -T $((seconds * 6)) -f "$here/sql/cq_drain.sql" >/dev/null 2>&1 &
+pgbench -n -M prepared -c "$clients" -j "$clients" -T $((seconds * 6)) -f "$bench/sql/cq_drain.sql" >/dev/null 2>&1 &
 bg=$!
 sleep 2
 echo "While a drain of $clients clients runs:"

@@ -20,6 +20,12 @@
 # FILL_KEYS=N gives the claimqueue jobs N concurrency keys (tenants), the
 # jobs of each key enqueued after the previous key's: with SETUP_SQL="SELECT
 # alter_queue('bench', fair => true)" it measures a fair queue's claims.
+# FILL_SQL='...' runs after each workload's jobs are enqueued (more rows for
+# the run to live beside). DURING='COMMAND' runs in the background while each
+# workload's two backends run (PGHOST, PGPORT, PGUSER and PGDATABASE name the
+# cluster; its own backends are under callgrind too, and unread), and is
+# stopped after them: what another client of the server costs the measured
+# backend (bench/dashboard_instructions.sh).
 # KEEP_PROFILE=PREFIX keeps each backend's callgrind file as PREFIX.WORKLOAD.LOOPS
 # (for callgrind_annotate).
 set -euo pipefail
@@ -33,7 +39,9 @@ command -v valgrind >/dev/null || { echo "instructions: needs valgrind" >&2; exi
 dir=$(mktemp -d /tmp/claimqueue-instructions.XXXXXX)
 as_server() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 [ "$(id -u)" != 0 ] || chown postgres "$dir"
+during=""
 cleanup() {
+    [ -z "$during" ] || kill -- -"$during" 2>/dev/null || true
     as_server "$bindir/pg_ctl" -D "$dir/data" -m immediate stop >/dev/null 2>&1 || true
     # Backends under valgrind may still be writing their files: retry.
     rm -rf "$dir" 2>/dev/null || { sleep 3; rm -rf "$dir"; }
@@ -115,7 +123,18 @@ for w in $workloads; do
           -c "SELECT setval('bench_floor_next', min(id), false), setval('bench_floor_batch', min(id), false) FROM bench_floor" \
           -c 'VACUUM ANALYZE bench_floor' -c 'CHECKPOINT' >/dev/null ;;
     esac
+    [ -z "${FILL_SQL:-}" ] || q -c "$FILL_SQL" -c 'VACUUM ANALYZE' -c 'CHECKPOINT' >/dev/null
+    if [ -n "${DURING:-}" ]; then
+        PGHOST=$dir PGPORT=5499 PGDATABASE=postgres PGUSER=$(if [ "$(id -u)" = 0 ]; then echo postgres; else id -un; fi) \
+            setsid bash -c "$DURING" >"$dir/during.log" 2>&1 &
+        during=$!
+    fi
     a=$(total "$short" "$w")
     b=$(total "$long" "$w")
+    if [ -n "$during" ]; then
+        kill -- -"$during" 2>/dev/null || true
+        wait "$during" 2>/dev/null || true
+        during=""
+    fi
     printf '%-14s %16d\n' "$w" $(( (b - a) / (long - short) ))
 done

@@ -1,11 +1,17 @@
 // SQL API, background maintenance: reap() and purge() (the reaper's passes by
-// hand), claimqueue.reaper_status() (behind the reaper_stats view) and
+// hand), claimqueue.reaper_status() (behind the reaper_stats view),
+// claimqueue.reaper_status_all() (behind all_reaper_stats) and
 // claimqueue.start_reaper() (install scripts).
 #include "pg/firewall.hpp"
 
 extern "C" {
 #include "access/htup_details.h"
 #include "access/xlog.h"
+#include "catalog/pg_authid_d.h"
+#include "commands/dbcommands.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
 }
 
 #include "api/access.hpp"
@@ -107,4 +113,69 @@ CQ_FUNCTION(cq_reaper_status)
     values[2] = CStringGetTextDatum(state);
     nulls[2] = false;
     PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
+}
+
+// claimqueue.reaper_status_all(): every database's reaper that the launcher
+// knows, one row per slot, as pg_stat_activity shows other sessions: the
+// database, its reaper's state and pid to whoever may read it; when the
+// reaper started, its passes, counters and last error only for this database
+// or to a role with the privileges of pg_read_all_stats (an error's message
+// may carry another database's data). No rows when the library was not
+// preloaded or on a standby.
+CQ_FUNCTION(cq_reaper_status_all)
+{
+    constexpr int kColumns = 9;
+    ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+    InitMaterializedSRF(fcinfo, 0);
+    SharedState *s = Shared();
+    if (s == nullptr || RecoveryInProgress())
+        return (Datum) 0;
+    // A copy of the slots, read under the lock; the names are looked up after it.
+    int n = 0;
+    ReaperSlot *slots = (ReaperSlot *) palloc(sizeof(ReaperSlot) * s->nslots);
+    LWLockAcquire(s->lock, LW_SHARED);
+    for (int i = 0; i < s->nslots; i++)
+        if (OidIsValid(s->slots[i].database))
+            slots[n++] = s->slots[i];
+    LWLockRelease(s->lock);
+    bool all_stats = has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
+    for (int i = 0; i < n; i++) {
+        const ReaperSlot *slot = &slots[i];
+        char *name = get_database_name(slot->database);
+        if (name == nullptr)
+            continue;  // dropped since; the launcher frees its slot
+        Datum values[kColumns];
+        bool nulls[kColumns];
+        for (int c = 0; c < kColumns; c++) {
+            values[c] = (Datum) 0;
+            nulls[c] = true;
+        }
+        values[0] = CStringGetTextDatum(name);
+        values[1] = CStringGetTextDatum(ReaperStateName(slot->state));
+        nulls[0] = nulls[1] = false;
+        if (slot->pid != 0) {
+            values[2] = Int32GetDatum(slot->pid);
+            nulls[2] = false;
+        }
+        if (all_stats || slot->database == MyDatabaseId) {
+            if (slot->pid != 0) {
+                values[3] = TimestampTzGetDatum(slot->started_at);
+                nulls[3] = false;
+            }
+            if (slot->last_pass_at != 0) {
+                values[4] = TimestampTzGetDatum(slot->last_pass_at);
+                nulls[4] = false;
+            }
+            values[5] = Int64GetDatum(slot->passes);
+            values[6] = Int64GetDatum(slot->jobs_reaped);
+            values[7] = Int64GetDatum(slot->jobs_purged);
+            nulls[5] = nulls[6] = nulls[7] = false;
+            if (slot->last_error[0] != '\0') {
+                values[8] = CStringGetTextDatum(slot->last_error);
+                nulls[8] = false;
+            }
+        }
+        tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+    }
+    return (Datum) 0;
 }

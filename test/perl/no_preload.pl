@@ -46,6 +46,8 @@ is($node->safe_psql('app', 'SELECT state, last_error FROM queue_jobs'),
 # Nothing reaps in the background; purge() does the retention pass by hand.
 is($node->safe_psql('app', 'SELECT preloaded, state, pid FROM reaper_stats'),
 	'f|not preloaded|', 'reaper_stats says not preloaded, with no pid');
+is($node->safe_psql('app', 'SELECT count(*) FROM all_reaper_stats'), '0',
+	'all_reaper_stats has no row: no launcher keeps slots');
 is($node->safe_psql('app', q{SET claimqueue.debug_clock_offset = '2min';
 	SELECT id, attempt FROM dequeue('default', 'w1')}), '1|2', 'the returned job is claimed again (attempt 2)');
 is($node->safe_psql('app', 'SELECT complete(1, 2)'), '', '... and completed');

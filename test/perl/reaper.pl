@@ -177,6 +177,34 @@ ok($node->poll_query_until('history', 'SELECT count(*) FROM claimqueue.jobs', '0
 $node->safe_psql('postgres', 'DROP DATABASE history');
 
 # --- databases and extensions that come and go while the server runs
+# --- all_reaper_stats: every database's reaper, from the launcher's slots. As
+# pg_stat_activity shows other roles' sessions: the state and pid to whoever
+# may read it; another database's start, passes, counters and last error only
+# to a role with the privileges of pg_read_all_stats.
+$node->safe_psql('postgres', 'CREATE DATABASE peers');
+$node->safe_psql('peers', 'SET client_min_messages = error; CREATE EXTENSION claimqueue');
+ok($node->poll_query_until('peers', 'SELECT passes > 0 FROM reaper_stats'), 'the reaper of peers runs passes');
+is($node->safe_psql('app', q{SELECT string_agg(database || ' ' || state || ' ' || (pid IS NOT NULL), ',' ORDER BY database)
+		FROM all_reaper_stats WHERE database IN ('app', 'peers')}), 'app running true,peers running true',
+	'all_reaper_stats in app shows the reapers of app and peers running, with their pids');
+is($node->safe_psql('app', q{SELECT pid FROM all_reaper_stats WHERE database = 'peers'}), reaper_pid('peers'),
+	"all_reaper_stats gives the pid of peers' reaper");
+$node->safe_psql('postgres', 'CREATE ROLE watcher LOGIN; GRANT claimqueue_consumer TO watcher');
+my $details = q{SELECT database, started_at IS NOT NULL, last_pass_at IS NOT NULL, passes > 0, jobs_reaped IS NOT NULL
+	FROM all_reaper_stats WHERE database IN ('app', 'peers') ORDER BY database};
+is($node->safe_psql('app', "SET ROLE watcher; $details"), "app|t|t|t|t\npeers|f|f||f",
+	"without pg_read_all_stats: this database's reaper in full, another's state and pid only");
+$node->safe_psql('postgres', 'GRANT pg_read_all_stats TO watcher');
+is($node->safe_psql('app', "SET ROLE watcher; $details"), "app|t|t|t|t\npeers|t|t|t|t",
+	"with pg_read_all_stats: every database's reaper in full");
+$node->safe_psql('postgres', 'REVOKE claimqueue_consumer FROM watcher');
+is($node->safe_psql('app', q{SELECT has_table_privilege('watcher', 'all_reaper_stats', 'SELECT')}), 'f',
+	'a role without a claimqueue role may not read all_reaper_stats');
+$node->safe_psql('postgres', 'DROP ROLE watcher');
+$node->safe_psql('postgres', 'DROP DATABASE peers');
+ok($node->poll_query_until('app', q{SELECT count(*) FROM all_reaper_stats WHERE database = 'peers'}, '0'),
+	'a dropped database leaves all_reaper_stats');
+
 $node->safe_psql('postgres', 'CREATE DATABASE late');
 $node->safe_psql('late', 'SET client_min_messages = error; CREATE EXTENSION claimqueue');
 ok(has_reaper('late'), 'a database created later gets its reaper');

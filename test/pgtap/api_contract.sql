@@ -15,7 +15,7 @@
 
 \ir setup.psql
 
-SELECT plan(506);
+SELECT plan(513);
 
 -- ---------------------------------------------------------------------------
 -- The API: one row per SQL function, with the contract it must keep.
@@ -122,7 +122,7 @@ INSERT INTO helpers VALUES (1, 'check_preload', '{}'), (2, 'queues_changed', '{}
                            (11, 'sweep_claim_cursors', '{}'), (12, 'claim_cursor_table', '{}'),
                            (13, 'api_caller', '{}'), (14, 'queue_metrics_rows', '{}'),
                            (15, 'recount_queue_metrics', '{}'), (16, 'sample_queue_history', '{}'),
-                           (17, 'distribute', '{boolean}');
+                           (17, 'distribute', '{boolean}'), (18, 'reaper_status_all', '{}');
 
 -- The advisory-lock namespace functions; their contract is test/pgtap/lock_namespaces.sql.
 SELECT '{"lock_namespace(text,text)","register_lock_key(text,text)","lock_key_id(text,text)",'
@@ -227,7 +227,7 @@ SELECT is(pg_catalog.to_regprocedure(format('%I.complete(bigint,integer,jsonb)',
            WHERE n.nspname = :'cq' AND p.proname = 'complete'),
           'complete is one function, not an overload');
 
--- Helpers: 17 x 4 ------------------------------------------------------------
+-- Helpers: 18 x 4 ------------------------------------------------------------
 SELECT has_function('claimqueue', fn, args) FROM helpers ORDER BY ord;
 SELECT isnt_definer('claimqueue', fn, args) FROM helpers ORDER BY ord;
 SELECT is((SELECT p.proconfig[1] FROM pg_catalog.pg_proc p
@@ -267,7 +267,7 @@ SELECT set_eq(
                                'unschedule(text)', 'run_schedules(text)',
                                'pause_schedule(text)', 'resume_schedule(text)']) AS f$$,
            :'cq', :'cq', :'lock_api', :'cq', :'cq', :'cq'),
-    'the extension''s functions are exactly the 30 API functions, 17 helpers, ready_position, the lock-namespace functions, dequeue_wait, await_jobs and the schedule functions (their contract: schedules.sql)');
+    'the extension''s functions are exactly the 30 API functions, 18 helpers, ready_position, the lock-namespace functions, dequeue_wait, await_jobs and the schedule functions (their contract: schedules.sql)');
 
 -- ready_position(): called for every job entering the ready state, from the
 -- claim engine's statements, which run as the extension's owner.
@@ -372,6 +372,17 @@ SELECT results_eq(
     'reaper_stats has the documented columns');
 SELECT table_privs_are(:'cq', 'reaper_stats', 'public', '{}'::name[],
                        'PUBLIC has no privileges on reaper_stats');
+SELECT has_view(:'cq', 'all_reaper_stats', 'view all_reaper_stats exists');
+SELECT results_eq(
+    format($$SELECT attname::text COLLATE "default", format_type(atttypid, atttypmod) FROM pg_catalog.pg_attribute
+             WHERE attrelid = '%I.all_reaper_stats'::regclass AND attnum > 0 ORDER BY attnum$$, :'cq'),
+    $$VALUES ('database', 'text'), ('state', 'text'), ('pid', 'integer'),
+             ('started_at', 'timestamp with time zone'), ('last_pass_at', 'timestamp with time zone'),
+             ('passes', 'bigint'), ('jobs_reaped', 'bigint'), ('jobs_purged', 'bigint'),
+             ('last_error', 'text')$$,
+    'all_reaper_stats has the documented columns');
+SELECT table_privs_are(:'cq', 'all_reaper_stats', 'public', '{}'::name[],
+                       'PUBLIC has no privileges on all_reaper_stats');
 SELECT results_eq(
     format($$SELECT attname::text COLLATE "default", format_type(atttypid, atttypmod) FROM pg_catalog.pg_attribute
              WHERE attrelid = '%I.queue_stats'::regclass AND attnum > 0 ORDER BY attnum$$, :'cq'),

@@ -285,10 +285,10 @@ ${ctx.actions ? '' : ''}`;
 export function reapersPage(rows: ReaperRow[]): Html {
   return html`<div data-live id="reapers"><table>
 <thead><tr><th>database</th><th>state</th><th class="num">pid</th><th>started</th><th>last pass</th><th class="num">passes</th><th class="num">reaped</th><th class="num">purged</th><th>last error</th></tr></thead>
-<tbody>${rows.map((r) => html`<tr><td>${r.database}</td><td>${r.state}</td><td class="num">${r.pid ?? '–'}</td><td>${when(r.startedAt)}</td>
+<tbody>${rows.map((r) => html`<tr data-database="${r.database}"><td>${r.database}</td><td>${r.state}</td><td class="num">${r.pid ?? '–'}</td><td>${when(r.startedAt)}</td>
 <td>${when(r.lastPassAt)}</td><td class="num">${n(r.passes)}</td><td class="num">${n(r.jobsReaped)}</td><td class="num">${n(r.jobsPurged)}</td><td class="err">${r.lastError ?? ''}</td></tr>`)}</tbody>
 </table>
-<p class="note">This database's reaper from reaper_stats; the other databases' reapers as pg_stat_activity shows them.</p></div>`;
+<p class="note">Every database's reaper, from the launcher's shared memory (all_reaper_stats). Another database's start, passes, counters and last error show only to a role with pg_read_all_stats, as pg_stat_activity shows other roles' sessions.</p></div>`;
 }
 
 export function locksPage(rows: LockRow[]): Html {

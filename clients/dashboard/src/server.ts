@@ -195,7 +195,7 @@ export async function startDashboard(options: DashboardOptions = {}): Promise<Da
       const filter = { queue: name, state: state as JobState | undefined, key: q.get('key') || undefined, id, after: q.get('after') };
       let jobs;
       try {
-        jobs = await inspector.jobs(filter);
+        jobs = await inspector.jobs(filter, settings);
       } catch (err) {
         if (err instanceof RangeError) throw new HttpError(400, err.message);
         throw err;

@@ -96,6 +96,53 @@ test('each page renders, with the headers that keep it safe, and no script error
   }
 });
 
+test("the reapers page shows another database's reaper, its details to a role with pg_read_all_stats only", async () => {
+  const OTHER = 'cq_dashboard_other';
+  await dropDatabase(OTHER);
+  const setup = await connect('postgres');
+  try {
+    await setup.query(`CREATE DATABASE ${OTHER}`);
+  } finally {
+    await setup.end();
+  }
+  const other = await connect(OTHER);
+  try {
+    await other.query('CREATE EXTENSION claimqueue');
+    // Its reaper starts when CREATE EXTENSION commits and counts a pass soon after.
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const { rows } = await client.query(
+        'SELECT state, passes FROM cq.all_reaper_stats WHERE database = $1', [OTHER]);
+      if (rows[0]?.state === 'running' && Number(rows[0].passes) > 0) break;
+      assert.ok(Date.now() < deadline, `the reaper of ${OTHER}: ${JSON.stringify(rows)}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const cells = async (dashboard) => {
+      const { page, context, problems } = await open(dashboard, '/reapers');
+      const row = page.locator(`tr[data-database="${OTHER}"] td`);
+      const texts = await row.allInnerTexts();
+      assert.deepEqual(problems, []);
+      if (dashboard === admin) await page.screenshot({ path: path.join(SHOTS, 'reapers-all.png'), fullPage: true });
+      await context.close();
+      return texts;
+    };
+    // The superuser (pg_read_all_stats): state, pid, start, passes.
+    const full = await cells(admin);
+    assert.equal(full[0], OTHER);
+    assert.equal(full[1], 'running');
+    assert.match(full[2], /^[0-9]+$/);
+    assert.notEqual(full[3], '–');
+    assert.match(full[5], /^[1-9][0-9,]*$/);
+    // A reader of one queue: the state and pid, no start, passes or counters.
+    const limited = await cells(reader);
+    assert.deepEqual([limited[0], limited[1], limited[2]], [OTHER, 'running', full[2]]);
+    assert.deepEqual(limited.slice(3, 8), ['–', '–', '–', '–', '–']);
+  } finally {
+    await other.end();
+    await dropDatabase(OTHER);
+  }
+});
+
 test('an XSS payload and error show as text', async () => {
   const { page, context } = await open(admin, `/jobs/${ids.failed}`);
   assert.match(await page.locator('pre.payload').innerText(), /<script>window.__xss = 1<\/script>/);

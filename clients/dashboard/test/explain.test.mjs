@@ -4,7 +4,7 @@
 // recorded as the Inspector runs them, so a new page query is checked too.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Inspector } from 'claimqueue';
+import { Inspector, KEY_WINDOW } from 'claimqueue';
 import { connect, dropDatabase, makeDatabase } from './fixture.mjs';
 
 const DB = 'cq_dashboard_explain';
@@ -151,4 +151,37 @@ test('the done page reads the same rows from done_id_bound as without it', async
   const { rows: all } = await client.query(
     "SELECT id FROM cq.queue_jobs WHERE queue = 'emails' AND state = 'done' ORDER BY id DESC");
   assert.deepEqual(seen, all.map((r) => Number(r.id)));
+});
+
+test('a key filter finds a dedup key\'s live job and a concurrency key\'s running jobs by their indexes, beyond the window', async () => {
+  // In emails (20,000 done jobs): a scheduled job with a dedup key, a running job with a
+  // concurrency key, a done job with that key too (both claimed first: the highest priority),
+  // and then more ready jobs than the window, all newer: first in the page's order, newest first.
+  const one = async (sql) => Number((await client.query(sql)).rows[0].id);
+  const scheduled = await one("SELECT cq.enqueue('emails', '{}', run_at => now() + interval '1 day', dedup_key => 'far') AS id");
+  const running = await one("SELECT cq.enqueue('emails', '{}', priority => 100, concurrency_key => 'tenant-far') AS id");
+  assert.equal(await one("SELECT id FROM cq.dequeue('emails', 'keys-worker')"), running);
+  const done = await one("SELECT cq.enqueue('emails', '{}', priority => 100, concurrency_key => 'tenant-far') AS id");
+  const { rows: [d] } = await client.query("SELECT id, attempt FROM cq.dequeue('emails', 'keys-worker')");
+  assert.equal(Number(d.id), done);
+  await client.query('SELECT cq.complete($1, $2)', [done, d.attempt]);
+  await client.query("SELECT count(*) FROM cq.enqueue_batch('emails', array_fill('{}'::jsonb, ARRAY[$1::int]))", [KEY_WINDOW + 100]);
+  const inspector = new Inspector(client);
+  const ids = async (filter) => (await inspector.jobs({ queue: 'emails', ...filter })).rows.map((r) => r.id);
+  assert.deepEqual(await ids({ key: 'far' }), [scheduled]);
+  assert.deepEqual(await ids({ key: 'far', state: 'scheduled' }), [scheduled]);
+  assert.deepEqual(await ids({ key: 'far', state: 'running' }), []);
+  assert.deepEqual(await ids({ key: 'tenant-far', state: 'running' }), [running]);
+  // The done job is within the window of the done jobs' order; in the order of all states it is
+  // not (the window ends among the ready jobs): the running one is found by its index all the same.
+  assert.deepEqual(await ids({ key: 'tenant-far', state: 'done' }), [done]);
+  assert.deepEqual(await ids({ key: 'tenant-far' }), [running]);
+  const { inspector: recorder, seen } = recording();
+  await recorder.jobs({ queue: 'emails', key: 'far' });
+  const nodes = await explain(seen.at(-1));
+  assert.ok(nodes.some((n) => n.index === 'jobs_dedup_idx'), JSON.stringify(nodes));
+  assert.ok(nodes.some((n) => n.index === 'jobs_running_key_idx'), JSON.stringify(nodes));
+  await checkQueries('keys', async (i) => {
+    for (const state of [undefined, 'ready', 'scheduled', 'running', 'done']) await i.jobs({ queue: 'emails', state, key: 'far' });
+  });
 });

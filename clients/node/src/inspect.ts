@@ -210,6 +210,8 @@ export interface PageQuery {
 export class Inspector {
   private schemaName: string | null;
   private doneBound: Promise<boolean> | null = null;
+  private allReaperStats: Promise<boolean> | null = null;
+  private jobErrorsFn: Promise<boolean> | null = null;
 
   constructor(private readonly db: Queryable, options: { schema?: string } = {}) {
     this.schemaName = options.schema ?? null;
@@ -442,17 +444,33 @@ export class Inspector {
     };
     let text: string;
     if (filter.key !== undefined && filter.key !== '') {
-      // A key is looked for among the next KEY_WINDOW jobs of the page's order, read by the
-      // same index: a key of few jobs must not turn the page into a scan of the table.
-      values.push(KEY_WINDOW);
-      const windowParam = `$${values.length}`;
+      // A key's jobs that an index holds by key are looked up there, wherever they are in
+      // the page's order: the live job of a dedup key (jobs_dedup_idx, at most one) and the
+      // running jobs of a concurrency key (jobs_running_key_idx). The others (finished jobs,
+      // ready ones by concurrency key) have no index by key: they are looked for among the
+      // next KEY_WINDOW jobs of the page's order, read by the page's index, so a key of few
+      // jobs never turns a page into a scan of the table. The two parts share no job.
       values.push(filter.key);
       const key = `$${values.length}`;
+      const indexed = `((dedup_key = ${key} AND state IN ('ready', 'running'))
+                        OR (concurrency_key = ${key} AND state = 'running'))`;
+      const parts: string[] = [];
+      if (state === undefined || state === 'ready' || state === 'scheduled' || state === 'running') {
+        let after = '';
+        if (readyAfter !== null) {
+          const [p, pos] = readyAfter;
+          after = ` AND (priority < ${p}::smallint OR (priority = ${p}::smallint AND claim_position > ${pos}::bigint))`;
+        }
+        parts.push(`(SELECT ${cols} FROM ${s}.queue_jobs WHERE ${base}${after} AND ${indexed})`);
+      }
+      values.push(KEY_WINDOW);
+      const windowParam = `$${values.length}`;
+      const unindexed = indexed.replace(/\b(dedup_key|concurrency_key|state)\b/g, 'w.$1');
+      parts.push(`(SELECT w.* FROM (${pageSql(windowParam)}) w
+                   WHERE (w.dedup_key = ${key} OR w.concurrency_key = ${key}) AND ${unindexed} IS NOT TRUE)`);
       values.push(limit + 1);
-      const outerOrder = order.replace(/\b(priority|claim_position|run_at|lease_expires_at|finished_at|id)\b/g, 'w.$1');
-      text = `SELECT w.* FROM (${pageSql(windowParam)}) w
-               WHERE w.dedup_key = ${key} OR w.concurrency_key = ${key}
-               ORDER BY ${outerOrder} LIMIT $${values.length}`;
+      const outerOrder = order.replace(/\b(priority|claim_position|run_at|lease_expires_at|finished_at|id)\b/g, 'u.$1');
+      text = `SELECT u.* FROM (${parts.join(' UNION ALL ')}) u ORDER BY ${outerOrder} LIMIT $${values.length}`;
     } else {
       values.push(limit + 1);
       text = pageSql(`$${values.length}`);
@@ -461,8 +479,9 @@ export class Inspector {
   }
 
   /** A page of one queue's jobs; throws RangeError for a queue the caller cannot see. */
-  async jobs(filter: JobFilter): Promise<Page<JobRow>> {
-    const settings = await this.queue(filter.queue);
+  async jobs(filter: JobFilter, known?: QueueSettings): Promise<Page<JobRow>> {
+    // A page that has just read the queue's settings passes them: one statement less.
+    const settings = known?.queue === filter.queue ? known : await this.queue(filter.queue);
     if (settings === null) throw new RangeError(`no such queue: ${filter.queue}`);
     const limit = Math.min(Math.max(filter.limit ?? 50, 1), 500);
     const q = await this.jobsQuery(filter, settings.queueId);
@@ -487,10 +506,7 @@ export class Inspector {
    */
   async jobErrors(id: number): Promise<JobAttemptError[]> {
     const s = await this.q();
-    const { rows: fn } = await this.db.query(
-      `SELECT 1 FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
-        WHERE n.nspname = $1 AND p.proname = 'job_errors'`, [await this.schema()]);
-    if (fn.length > 0) {
+    if (await this.hasJobErrors()) {
       const { rows } = await this.db.query(
         `SELECT attempt, failed_at, error, detail FROM ${s}.job_errors($1::bigint) ORDER BY attempt`, [id]);
       return rows.map((r) => ({ attempt: r.attempt, failedAt: r.failed_at, error: r.error, detail: r.detail }));
@@ -586,8 +602,11 @@ export class Inspector {
   }
 
   /**
-   * The reapers: this database's from reaper_stats, and every database's reaper process
-   * that pg_stat_activity shows (the background workers of the other databases).
+   * The reapers: this database's from reaper_stats, and every other database's from
+   * all_reaper_stats (0.5.0: the launcher's slots in shared memory, their start, passes,
+   * counters and last error shown to a role with pg_read_all_stats only, as pg_stat_activity
+   * shows other roles' sessions); before 0.5.0, the other databases' reaper processes that
+   * pg_stat_activity shows.
    */
   async reapers(): Promise<ReaperRow[]> {
     const s = await this.q();
@@ -595,23 +614,46 @@ export class Inspector {
       `SELECT current_database() AS database, pid, state, started_at, last_pass_at, passes,
               jobs_reaped, jobs_purged, last_error
          FROM ${s}.reaper_stats`);
-    const { rows: others } = await this.db.query(
-      `SELECT datname AS database, pid, backend_start
-         FROM pg_catalog.pg_stat_activity
-        WHERE backend_type LIKE 'claimqueue reaper%' AND datname IS DISTINCT FROM current_database()
-        ORDER BY datname`);
-    const out: ReaperRow[] = own.map((r) => ({
+    const { rows: others } = await this.db.query(await this.hasAllReaperStats()
+      ? `SELECT database, pid, state, started_at, last_pass_at, passes, jobs_reaped, jobs_purged, last_error
+           FROM ${s}.all_reaper_stats WHERE database <> current_database() ORDER BY database`
+      : `SELECT datname AS database, pid, 'running' AS state, backend_start AS started_at,
+                NULL AS last_pass_at, NULL AS passes, NULL AS jobs_reaped, NULL AS jobs_purged,
+                NULL AS last_error
+           FROM pg_catalog.pg_stat_activity
+          WHERE backend_type LIKE 'claimqueue reaper%' AND datname IS DISTINCT FROM current_database()
+          ORDER BY datname`);
+    return [...own, ...others].map((r) => ({
       database: r.database, pid: r.pid, state: r.state, startedAt: r.started_at, lastPassAt: r.last_pass_at,
       passes: numOrNull(r.passes), jobsReaped: numOrNull(r.jobs_reaped), jobsPurged: numOrNull(r.jobs_purged),
       lastError: r.last_error,
     }));
-    for (const r of others) {
-      out.push({
-        database: r.database, pid: r.pid, state: 'running', startedAt: r.backend_start, lastPassAt: null,
-        passes: null, jobsReaped: null, jobsPurged: null, lastError: null,
+  }
+
+  /** Whether the extension has job_errors() (0.5.0 on), looked up once. */
+  private hasJobErrors(): Promise<boolean> {
+    if (this.jobErrorsFn === null) {
+      this.jobErrorsFn = this.schema().then(async (schema) => {
+        const { rows } = await this.db.query(
+          `SELECT 1 FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
+            WHERE n.nspname = $1 AND p.proname = 'job_errors'`, [schema]);
+        return rows.length > 0;
       });
     }
-    return out;
+    return this.jobErrorsFn;
+  }
+
+  /** Whether the extension has the all_reaper_stats view (0.5.0 on), looked up once. */
+  private hasAllReaperStats(): Promise<boolean> {
+    if (this.allReaperStats === null) {
+      this.allReaperStats = this.schema().then(async (schema) => {
+        const { rows } = await this.db.query(
+          `SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+            WHERE n.nspname = $1 AND c.relname = 'all_reaper_stats'`, [schema]);
+        return rows.length > 0;
+      });
+    }
+    return this.allReaperStats;
   }
 
   /** Advisory locks held or awaited in claimqueue's namespaces, by namespace. */

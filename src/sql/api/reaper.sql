@@ -40,6 +40,30 @@ SELECT * FROM claimqueue.reaper_status();
 COMMENT ON VIEW @extschema@.reaper_stats
     IS 'this database''s reaper: state, pid, last pass, jobs reaped and purged since the server started';
 
+-- Every database's reaper (0.5.0), one row each, as pg_stat_activity shows
+-- sessions: the database, the state and pid to whoever may read the view;
+-- the start, passes, counters and last error only for this database or to a
+-- role with the privileges of pg_read_all_stats (NULL otherwise).
+CREATE OR REPLACE FUNCTION claimqueue.reaper_status_all(
+    OUT database     text,
+    OUT state        text,
+    OUT pid          integer,
+    OUT started_at   timestamptz,
+    OUT last_pass_at timestamptz,
+    OUT passes       bigint,
+    OUT jobs_reaped  bigint,
+    OUT jobs_purged  bigint,
+    OUT last_error   text)
+RETURNS SETOF record
+LANGUAGE c VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'cq_reaper_status_all';
+
+CREATE OR REPLACE VIEW @extschema@.all_reaper_stats AS
+SELECT * FROM claimqueue.reaper_status_all();
+COMMENT ON VIEW @extschema@.all_reaper_stats
+    IS 'every database''s reaper: state and pid; start, passes, counters and last error for this database, or for all with pg_read_all_stats';
+
 -- Starts this database's reaper when CREATE/ALTER EXTENSION commits: every
 -- script calls it, since a database's reaper waits while its schema is older
 -- than the library.
@@ -53,6 +77,7 @@ REVOKE ALL ON FUNCTION
     @extschema@.reap(text),
     @extschema@.purge(text),
     claimqueue.reaper_status(),
+    claimqueue.reaper_status_all(),
     claimqueue.start_reaper()
 FROM PUBLIC;
-REVOKE ALL ON @extschema@.reaper_stats FROM PUBLIC;
+REVOKE ALL ON @extschema@.reaper_stats, @extschema@.all_reaper_stats FROM PUBLIC;

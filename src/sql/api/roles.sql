@@ -63,7 +63,7 @@ GRANT EXECUTE ON FUNCTION
     @extschema@.revoke_queue(text, text, text)
 TO claimqueue_admin;
 GRANT SELECT ON @extschema@.queue_stats, @extschema@.queue_jobs, @extschema@.queue_settings,
-    @extschema@.queue_privileges, @extschema@.reaper_stats
+    @extschema@.queue_privileges, @extschema@.reaper_stats, @extschema@.all_reaper_stats
 TO claimqueue_producer, claimqueue_consumer, claimqueue_admin;
 GRANT EXECUTE ON FUNCTION
     @extschema@.next_due(text),
@@ -96,5 +96,6 @@ TO claimqueue_producer, claimqueue_consumer, claimqueue_admin;
 GRANT EXECUTE ON FUNCTION
     claimqueue.queue_metrics_rows(),
     claimqueue.reaper_status(),
+    claimqueue.reaper_status_all(),
     claimqueue.claim_cursor_table()
 TO claimqueue_producer, claimqueue_consumer, claimqueue_admin;
