@@ -545,6 +545,17 @@ elif want citus; then
     [ "$f" -eq 0 ] || { grep -E "^(not ok|#)" "$logs/citus.log" | tail -20; tail -30 "$logs/citus.log"; }
     grep -E "^tests:" "$logs/citus.log" | sed 's/^/citus /'
     record citus "$p" "$f" $((SECONDS - t0))
+    # The guarantees under faults, in a cluster of its own: the exactly-once
+    # soak through the coordinator with worker backends terminated and a worker
+    # restarted, a shard move with jobs running, a worker stopped.
+    echo "== Citus cluster under faults (test/citus/faults.sh)"
+    t0=$SECONDS
+    CITUS_LOGS="$logs/citus-faults" bash test/citus/faults.sh >"$logs/citus-faults.log" 2>&1
+    echo "exit=$?" >>"$logs/citus-faults.log"
+    read -r p f < <(count_tap "$logs/citus-faults.log")
+    [ "$f" -eq 0 ] || { grep -E "^(not ok|#)" "$logs/citus-faults.log" | tail -20; tail -30 "$logs/citus-faults.log"; }
+    grep -E "^(# soak|tests:)" "$logs/citus-faults.log" | sed 's/^/citus_faults /'
+    record citus_faults "$p" "$f" $((SECONDS - t0))
 fi
 
 # The Debian package: built with dpkg-buildpackage, installed with apt-get into
