@@ -95,6 +95,20 @@ Statement kJobErrors = {
     " ORDER BY e.o",
     4, {INT8OID, BOOLOID, OIDOID, BOOLOID}, nullptr};
 
+// The same under Citus, planned for the call's values: the job is read
+// from every shard first (the subquery), and its history taken apart and
+// the grants checked on the coordinator.
+Statement kJobErrorsCitus = {
+    "SELECT (e.entry->>'attempt')::integer, (e.entry->>'at')::timestamptz, e.entry->>'error',"
+    "       NULLIF(e.entry->'detail', 'null'::jsonb)"
+    " FROM (SELECT j.queue_id, j.errors FROM claimqueue.jobs j WHERE j.id = $1 OFFSET 0) j,"
+    "      pg_catalog.jsonb_array_elements(CASE pg_catalog.jsonb_typeof(j.errors)"
+    "          WHEN 'array' THEN j.errors ELSE '[]' END) WITH ORDINALITY AS e(entry, o)"
+    " WHERE $2 OR EXISTS (SELECT 1 FROM claimqueue.queue_grants g"
+    "                     WHERE g.queue_id = j.queue_id AND " CQ_GRANT_APPLIES_TO("$3", "true") ")"
+    " ORDER BY e.o",
+    3, {INT8OID, BOOLOID, OIDOID}, nullptr, true};
+
 // Each queue of the jobs, with the first position (from 1) of its jobs in $1.
 Statement kJobsQueues = {
     "SELECT q.name, pg_catalog.min(u.o) FROM pg_catalog.unnest($1::bigint[]) WITH ORDINALITY AS u(id, o)"
@@ -183,7 +197,8 @@ void JobErrors(int64 id, Oid user, bool all, Tuplestorestate *out, MemoryContext
     Datum args[4] = {Int64GetDatum(id), BoolGetDatum(all), ObjectIdGetDatum(user),
                      BoolGetDatum(JobsDistributed())};
     ConnectSpi();
-    ExecuteInto(&kJobErrors, args, nullptr, out, out_context);
+    ExecuteInto(JobsDistributed() ? &kJobErrorsCitus : &kJobErrors, args, nullptr, out,
+                out_context);
     FinishSpi();
 }
 

@@ -234,6 +234,14 @@ got=$(as cq_grant_before "$statuses")
 check "a role granted the queue sees them too ($got)" test "$got" = "running ready -"
 got=$(as cq_grant_none "$statuses")
 check "one without a grant sees none ($got)" test "$got" = "- - -"
+# job_errors on the coordinator: the claimed job fails once (a delegated
+# fail_in), and its history is read from the worker.
+on 0 "SELECT fail_in('granted', $id_before, 1, 'boom')" >/dev/null
+got=$(on 0 "SELECT string_agg(attempt || ':' || error, ' ') FROM job_errors($id_before)")
+check "job_errors on the coordinator reads the job's history on the worker ($got)" test "$got" = "1:boom"
+got=$(as cq_grant_before "SELECT count(*) FROM job_errors($id_before)")
+got="$got $(as cq_grant_none "SELECT count(*) FROM job_errors($id_before)")"
+check "the granted role reads it, one without a grant reads nothing ($got)" test "$got" = "1 0"
 others="SELECT count(*) || ' ' || md5(string_agg((to_jsonb(j) - 'queue')::text, '|' ORDER BY j.id)) FROM claimqueue.jobs j WHERE queue <> 'granted'"
 before=$(on 0 "$others")
 code=$(sqlstate 0 "SELECT drop_queue('granted')")
