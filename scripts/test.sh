@@ -176,6 +176,14 @@ export PATH=/usr/lib/postgresql/$major/bin:$PATH
 
 t0=$SECONDS
 PG_MAJOR=$major DEPS=$deps_set bash scripts/deps.sh || exit 1
+# On the host, which has the network, as a root's --prepare run does: npm's
+# cache gets the metadata of pg@8, which test/node/pack.sh installs offline
+# (a new machine's cache has only the tarballs npm ci fetched).
+if [ "$where" = host ] && want node_pack; then
+    # One retry: the registry is across the network.
+    bash test/node/pack.sh --warm-cache || bash test/node/pack.sh --warm-cache ||
+        { echo "npm install of pg@8 (test/node/pack.sh --warm-cache) failed"; exit 1; }
+fi
 t_deps=$((SECONDS - t0)); t0=$SECONDS
 make -s -j2 || exit 1
 $SUDO make -s install || exit 1

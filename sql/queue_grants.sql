@@ -159,6 +159,21 @@ REVOKE EXECUTE ON FUNCTION cancel(bigint), retry(bigint, timestamptz), unschedul
     FROM regress_cq_worker_a;
 SELECT drop_queue('hid', force => true);
 
+-- On one server a grant follows a rename of its role, as PostgreSQL's own
+-- grants do (under Citus they are checked by the name: docs/citus.md).
+CREATE ROLE regress_cq_renamed IN ROLE claimqueue_producer;
+SELECT grant_queue('a', 'produce', 'regress_cq_renamed');
+ALTER ROLE regress_cq_renamed RENAME TO regress_cq_renamed_2;
+SELECT queue, privilege, grantee FROM queue_privileges WHERE grantee LIKE 'regress_cq_renamed%';
+SET ROLE regress_cq_renamed_2;
+SELECT enqueue('a', '{}') > 0 AS enqueued;
+RESET ROLE;
+SELECT revoke_queue('a', 'produce', 'regress_cq_renamed_2');
+SET ROLE regress_cq_renamed_2;
+SELECT pg_temp.err($$SELECT enqueue('a', '{}')$$);
+RESET ROLE;
+DROP ROLE regress_cq_renamed_2;
+
 -- Dropping a queue drops its grants.
 SELECT drop_queue('a', force => true);
 SELECT queue, privilege FROM queue_privileges ORDER BY 1, 2;

@@ -1,28 +1,44 @@
 // Per-queue grants (see grants.hpp).
 #include "engine/grants.hpp"
 
+#include "engine/job_rows.hpp"
 #include "engine/queues.hpp"
 #include "pg/statement.hpp"
 
 namespace claimqueue {
 namespace {
 
-Statement kGrant = {
-    "INSERT INTO claimqueue.queue_grants (queue_id, grantee, privilege)"
-    " SELECT queue_id, $2::pg_catalog.oid::pg_catalog.regrole, $3 FROM claimqueue.queues"
-    " WHERE name = $1 ON CONFLICT DO NOTHING",
-    3, {TEXTOID, OIDOID, TEXTOID}, nullptr};
+// The queue's id is read first and the row written with VALUES: Citus cannot
+// plan a parameterised INSERT ... SELECT into a reference table.
+Statement kQueueId = {
+    "SELECT queue_id FROM claimqueue.queues WHERE name = $1", 1, {TEXTOID}, nullptr};
 
+Statement kGrant = {
+    "INSERT INTO claimqueue.queue_grants (queue_id, grantee, privilege, grantee_name)"
+    " VALUES ($1, $2::pg_catalog.oid::pg_catalog.regrole, $3, $4) ON CONFLICT DO NOTHING",
+    4, {INT4OID, OIDOID, TEXTOID, NAMEOID}, nullptr};
+
+// Under Citus ($4) by the grantee's name: Citus writes a reference table's
+// rows on every node from their text, so a regrole written after distribute()
+// is each node's own oid of the role, and one copied by distribute() the
+// coordinator's; the parameter $2 reaches every node as the coordinator's oid.
 Statement kRevoke = {
     "DELETE FROM claimqueue.queue_grants g USING claimqueue.queues q"
-    " WHERE q.queue_id = g.queue_id AND q.name = $1"
-    "   AND g.grantee = $2::pg_catalog.oid::pg_catalog.regrole AND g.privilege = $3",
-    3, {TEXTOID, OIDOID, TEXTOID}, nullptr};
+    " WHERE q.queue_id = g.queue_id AND q.name = $1 AND g.privilege = $3"
+    "   AND CASE WHEN $4 AND $2 <> 0 THEN g.grantee_name = $5"
+    "            ELSE g.grantee = $2::pg_catalog.oid::pg_catalog.regrole END",
+    5, {TEXTOID, OIDOID, TEXTOID, BOOLOID, NAMEOID}, nullptr};
 
 // A grant to role `role` (a parameter), to a role it inherits from, or to
-// PUBLIC (grantee 0); a grant to a role dropped since applies to nobody.
-#define CQ_GRANT_APPLIES_TO(role)                                                         \
+// PUBLIC (grantee 0); a grant to a role dropped since applies to nobody. With
+// `by_name` (a parameter: claimqueue.jobs distributed by Citus) the grantee
+// is the role of that name on this node, since the stored oid is the
+// coordinator's; on one server it is the oid, which follows a rename.
+#define CQ_GRANT_APPLIES_TO(role, by_name)                                                \
     "CASE WHEN g.grantee::pg_catalog.oid = 0 THEN true"                                   \
+    "     WHEN " by_name " THEN EXISTS (SELECT 1 FROM pg_catalog.pg_authid a"             \
+    "                      WHERE a.rolname = g.grantee_name"                              \
+    "                        AND pg_catalog.pg_has_role(" role ", a.oid, 'USAGE'))"       \
     "     WHEN NOT EXISTS (SELECT 1 FROM pg_catalog.pg_authid a"                          \
     "                      WHERE a.oid = g.grantee::pg_catalog.oid) THEN false"           \
     "     ELSE pg_catalog.pg_has_role(" role ", g.grantee::pg_catalog.oid, 'USAGE') END"
@@ -30,16 +46,16 @@ Statement kRevoke = {
 Statement kVisible = {
     "SELECT q.queue_id FROM claimqueue.queues q"
     " WHERE $1 OR EXISTS (SELECT 1 FROM claimqueue.queue_grants g WHERE g.queue_id = q.queue_id"
-    "                     AND " CQ_GRANT_APPLIES_TO("$2") ")"
+    "                     AND " CQ_GRANT_APPLIES_TO("$2", "$3") ")"
     " ORDER BY q.queue_id",
-    2, {BOOLOID, OIDOID}, nullptr};
+    3, {BOOLOID, OIDOID, BOOLOID}, nullptr};
 
 Statement kGranted = {
     "SELECT EXISTS (SELECT 1 FROM claimqueue.queue_grants g"
     "               WHERE g.queue_id = q.queue_id AND g.privilege = $2"
-    "                 AND " CQ_GRANT_APPLIES_TO("$3") ")"
+    "                 AND " CQ_GRANT_APPLIES_TO("$3", "$4") ")"
     " FROM claimqueue.queues q WHERE q.name = $1",
-    3, {TEXTOID, TEXTOID, OIDOID}, nullptr};
+    4, {TEXTOID, TEXTOID, OIDOID, BOOLOID}, nullptr};
 
 // A left join, so that a job the caller may not see reads as a missing one.
 Statement kJobStatuses = {
@@ -47,9 +63,24 @@ Statement kJobStatuses = {
     " FROM pg_catalog.unnest($1::bigint[]) WITH ORDINALITY AS u(id, o)"
     " LEFT JOIN claimqueue.jobs j ON j.id = u.id"
     "  AND ($2 OR EXISTS (SELECT 1 FROM claimqueue.queue_grants g"
-    "                     WHERE g.queue_id = j.queue_id AND " CQ_GRANT_APPLIES_TO("$3") "))"
+    "                     WHERE g.queue_id = j.queue_id AND " CQ_GRANT_APPLIES_TO("$3", "$4") "))"
     " ORDER BY u.o",
-    3, {INT8ARRAYOID, BOOLOID, OIDOID}, nullptr};
+    4, {INT8ARRAYOID, BOOLOID, OIDOID, BOOLOID}, nullptr};
+
+// The same under Citus, planned for the call's values: Citus reads the jobs
+// of the ids from every shard first (the subquery, which it cannot join
+// with the unnest), and the rest runs on the coordinator, with the grants
+// checked there. (Citus cannot plan the join above with parameters.)
+Statement kJobStatusesCitus = {
+    "SELECT u.id, j.state, j.attempt, j.result, j.last_error"
+    " FROM pg_catalog.unnest($1::bigint[]) WITH ORDINALITY AS u(id, o)"
+    " LEFT JOIN (SELECT j.id, j.queue_id, j.state, j.attempt, j.result, j.last_error"
+    "            FROM claimqueue.jobs j WHERE j.id = ANY ($1::bigint[]) OFFSET 0) j"
+    "  ON j.id = u.id"
+    "  AND ($2 OR EXISTS (SELECT 1 FROM claimqueue.queue_grants g"
+    "                     WHERE g.queue_id = j.queue_id AND " CQ_GRANT_APPLIES_TO("$3", "true") "))"
+    " ORDER BY u.o",
+    3, {INT8ARRAYOID, BOOLOID, OIDOID}, nullptr, true};
 
 // The job's error history, oldest first; no row for a job the caller may not see.
 Statement kJobErrors = {
@@ -60,9 +91,23 @@ Statement kJobErrors = {
     "          WHEN 'array' THEN j.errors ELSE '[]' END) WITH ORDINALITY AS e(entry, o)"
     " WHERE j.id = $1"
     "  AND ($2 OR EXISTS (SELECT 1 FROM claimqueue.queue_grants g"
-    "                     WHERE g.queue_id = j.queue_id AND " CQ_GRANT_APPLIES_TO("$3") "))"
+    "                     WHERE g.queue_id = j.queue_id AND " CQ_GRANT_APPLIES_TO("$3", "$4") "))"
     " ORDER BY e.o",
-    3, {INT8OID, BOOLOID, OIDOID}, nullptr};
+    4, {INT8OID, BOOLOID, OIDOID, BOOLOID}, nullptr};
+
+// The same under Citus, planned for the call's values: the job is read
+// from every shard first (the subquery), and its history taken apart and
+// the grants checked on the coordinator.
+Statement kJobErrorsCitus = {
+    "SELECT (e.entry->>'attempt')::integer, (e.entry->>'at')::timestamptz, e.entry->>'error',"
+    "       NULLIF(e.entry->'detail', 'null'::jsonb)"
+    " FROM (SELECT j.queue_id, j.errors FROM claimqueue.jobs j WHERE j.id = $1 OFFSET 0) j,"
+    "      pg_catalog.jsonb_array_elements(CASE pg_catalog.jsonb_typeof(j.errors)"
+    "          WHEN 'array' THEN j.errors ELSE '[]' END) WITH ORDINALITY AS e(entry, o)"
+    " WHERE $2 OR EXISTS (SELECT 1 FROM claimqueue.queue_grants g"
+    "                     WHERE g.queue_id = j.queue_id AND " CQ_GRANT_APPLIES_TO("$3", "true") ")"
+    " ORDER BY e.o",
+    3, {INT8OID, BOOLOID, OIDOID}, nullptr, true};
 
 // Each queue of the jobs, with the first position (from 1) of its jobs in $1.
 Statement kJobsQueues = {
@@ -71,33 +116,50 @@ Statement kJobsQueues = {
     " GROUP BY q.name ORDER BY 2",
     1, {INT8ARRAYOID}, nullptr};
 
-bool Change(Statement *stmt, text *queue, const char *privilege, Oid role)
+// The role's name as a `name` datum, or null for PUBLIC (InvalidOid) or a
+// role that no longer exists.
+Datum RoleName(Oid role, char *null)
 {
-    ConnectSpi();
-    RequireQueueExists(queue);
-    Datum args[3] = {PointerGetDatum(queue), ObjectIdGetDatum(role),
-                     CStringGetTextDatum(privilege)};
-    bool changed = Execute(stmt, args, nullptr) > 0;
-    FinishSpi();
-    return changed;
+    const char *role_name = role == InvalidOid ? nullptr : GetUserNameFromId(role, true);
+    *null = role_name ? ' ' : 'n';
+    return role_name ? DirectFunctionCall1(namein, CStringGetDatum(role_name)) : (Datum) 0;
 }
 
 }  // namespace
 
 bool GrantQueue(text *queue, const char *privilege, Oid role)
 {
-    return Change(&kGrant, queue, privilege, role);
+    ConnectSpi();
+    RequireQueueExists(queue);
+    Datum id_args[1] = {PointerGetDatum(queue)};
+    bool changed = false;
+    if (Execute(&kQueueId, id_args, nullptr, 1) == 1) {
+        char nulls[5] = "    ";
+        Datum args[4] = {ResultValue(0, 1), ObjectIdGetDatum(role),
+                         CStringGetTextDatum(privilege), RoleName(role, &nulls[3])};
+        changed = Execute(&kGrant, args, nulls) > 0;
+    }
+    FinishSpi();
+    return changed;
 }
 
 bool RevokeQueue(text *queue, const char *privilege, Oid role)
 {
-    return Change(&kRevoke, queue, privilege, role);
+    char nulls[6] = "     ";
+    Datum args[5] = {PointerGetDatum(queue), ObjectIdGetDatum(role),
+                     CStringGetTextDatum(privilege), BoolGetDatum(JobsDistributed()),
+                     RoleName(role, &nulls[4])};
+    ConnectSpi();
+    RequireQueueExists(queue);
+    bool changed = Execute(&kRevoke, args, nulls) > 0;
+    FinishSpi();
+    return changed;
 }
 
 void VisibleQueues(Oid user, bool all, Tuplestorestate *out, TupleDesc out_desc)
 {
     ConnectSpi();
-    Datum args[2] = {BoolGetDatum(all), ObjectIdGetDatum(user)};
+    Datum args[3] = {BoolGetDatum(all), ObjectIdGetDatum(user), BoolGetDatum(JobsDistributed())};
     uint64 n = Execute(&kVisible, args, nullptr);
     for (uint64 i = 0; i < n; i++) {
         bool isnull;
@@ -109,8 +171,8 @@ void VisibleQueues(Oid user, bool all, Tuplestorestate *out, TupleDesc out_desc)
 
 GrantLookup QueueGranted(text *queue, const char *privilege, Oid user)
 {
-    Datum args[3] = {PointerGetDatum(queue), CStringGetTextDatum(privilege),
-                     ObjectIdGetDatum(user)};
+    Datum args[4] = {PointerGetDatum(queue), CStringGetTextDatum(privilege),
+                     ObjectIdGetDatum(user), BoolGetDatum(JobsDistributed())};
     ConnectSpi();
     GrantLookup result = GrantLookup::kNoQueue;
     if (Execute(&kGranted, args, nullptr, 1) == 1)
@@ -122,17 +184,21 @@ GrantLookup QueueGranted(text *queue, const char *privilege, Oid user)
 void JobStatuses(ArrayType *ids, Oid user, bool all, Tuplestorestate *out,
                  MemoryContext out_context)
 {
-    Datum args[3] = {PointerGetDatum(ids), BoolGetDatum(all), ObjectIdGetDatum(user)};
+    bool citus = JobsDistributed();
+    Datum args[4] = {PointerGetDatum(ids), BoolGetDatum(all), ObjectIdGetDatum(user),
+                     BoolGetDatum(citus)};
     ConnectSpi();
-    ExecuteInto(&kJobStatuses, args, nullptr, out, out_context);
+    ExecuteInto(citus ? &kJobStatusesCitus : &kJobStatuses, args, nullptr, out, out_context);
     FinishSpi();
 }
 
 void JobErrors(int64 id, Oid user, bool all, Tuplestorestate *out, MemoryContext out_context)
 {
-    Datum args[3] = {Int64GetDatum(id), BoolGetDatum(all), ObjectIdGetDatum(user)};
+    Datum args[4] = {Int64GetDatum(id), BoolGetDatum(all), ObjectIdGetDatum(user),
+                     BoolGetDatum(JobsDistributed())};
     ConnectSpi();
-    ExecuteInto(&kJobErrors, args, nullptr, out, out_context);
+    ExecuteInto(JobsDistributed() ? &kJobErrorsCitus : &kJobErrors, args, nullptr, out,
+                out_context);
     FinishSpi();
 }
 

@@ -3,6 +3,7 @@
 
 #include "core/rules.hpp"
 #include "pg/clock.hpp"
+#include "engine/job_rows.hpp"
 #include "engine/queue_cache.hpp"
 #include "engine/queue_locks.hpp"
 #include "pg/statement.hpp"
@@ -87,6 +88,29 @@ Statement kDeleteQueue = {
 
 Statement kQueueExists = {
     "SELECT queue_id FROM claimqueue.queues WHERE name = $1", 1, {TEXTOID}, nullptr};
+
+// The same under Citus (claimqueue.jobs distributed by its column queue):
+// statements that Citus can plan on the coordinator, each planned for the
+// call's values (custom_plan), the jobs' ones on the queue's shard alone.
+Statement kQueueForDropCitus = {
+    "SELECT q.queue_id FROM claimqueue.queues q WHERE q.name = $1 FOR UPDATE OF q",
+    1, {TEXTOID}, nullptr, true};
+
+Statement kUnfinishedCitus = {
+    "SELECT count(*) FROM claimqueue.jobs"
+    " WHERE queue = $2 AND queue_id = $1 AND state IN ('ready', 'running')",
+    2, {INT4OID, TEXTOID}, nullptr, true};
+
+Statement kDeleteJobsCitus = {
+    "WITH gone AS (DELETE FROM claimqueue.jobs WHERE queue = $2 AND queue_id = $1 RETURNING state)"
+    " SELECT count(*), count(*) FILTER (WHERE state IN ('ready', 'running')) FROM gone",
+    2, {INT4OID, TEXTOID}, nullptr, true};
+
+Statement kDeleteSchedulesCitus = {
+    "DELETE FROM claimqueue.schedules WHERE queue_id = $1", 1, {INT4OID}, nullptr, true};
+
+Statement kDeleteQueueCitus = {
+    "DELETE FROM claimqueue.queues WHERE queue_id = $1", 1, {INT4OID}, nullptr, true};
 
 void RefuseUnfinished(text *name, int64 unfinished)
 {
@@ -249,23 +273,31 @@ bool SetQueuePaused(text *name, bool paused)
 int64 DropQueue(text *name, bool force)
 {
     LockQueueName(name, ExclusiveLock);  // waits for in-flight enqueues
+    bool citus = JobsDistributed();
     ConnectSpi();
     Datum key[1] = {PointerGetDatum(name)};
-    if (Execute(&kQueueForDrop, key, nullptr) == 0)
+    if (Execute(citus ? &kQueueForDropCitus : &kQueueForDrop, key, nullptr) == 0)
         ReportUnknownQueue(name);
     Datum queue_id = ResultValue(0, 1);
+    Datum id_name[2] = {queue_id, PointerGetDatum(name)};
     // Checked before deleting (cheap refusal) and again on what was deleted.
-    if (!force)
-        RefuseUnfinished(name, DatumGetInt64(ResultValue(0, 2)));
+    if (!force) {
+        if (citus)
+            Execute(&kUnfinishedCitus, id_name, nullptr);
+        RefuseUnfinished(name, DatumGetInt64(ResultValue(0, citus ? 1 : 2)));
+    }
     Datum id_arg[1] = {queue_id};
-    Execute(&kDeleteSchedules, id_arg, nullptr);
-    Execute(&kDeleteJobs, id_arg, nullptr);
+    Execute(citus ? &kDeleteSchedulesCitus : &kDeleteSchedules, id_arg, nullptr);
+    if (citus)
+        Execute(&kDeleteJobsCitus, id_name, nullptr);
+    else
+        Execute(&kDeleteJobs, id_arg, nullptr);
     int64 deleted = DatumGetInt64(ResultValue(0, 1));
     if (!force)
         RefuseUnfinished(name, DatumGetInt64(ResultValue(0, 2)));
     else if (DatumGetInt64(ResultValue(0, 2)) > 0)
         NoteUnfinishedJobsGone();  // their await_jobs() waiters wake at commit
-    Execute(&kDeleteQueue, id_arg, nullptr);
+    Execute(citus ? &kDeleteQueueCitus : &kDeleteQueue, id_arg, nullptr);
     FinishSpi();
     FreeQueueCursorsAtCommit(DatumGetInt32(queue_id));
     FreeQueueMetricsAtCommit(DatumGetInt32(queue_id));

@@ -189,6 +189,10 @@ CREATE TABLE claimqueue.queue_grants (
               REFERENCES claimqueue.queues ON DELETE CASCADE ON UPDATE CASCADE,
     grantee   regrole NOT NULL,
     privilege text NOT NULL CHECK (privilege IN ('produce', 'consume', 'manage')),
+    -- The grantee's name when granted (NULL for PUBLIC): under Citus the
+    -- grants are checked by it (a role's oid differs from node to node);
+    -- on one server by grantee, which follows a rename.
+    grantee_name name,
     PRIMARY KEY (queue_id, grantee, privilege)
 );
 COMMENT ON TABLE claimqueue.queue_grants IS 'who may produce into, consume from or manage each queue (grantee 0: PUBLIC)';

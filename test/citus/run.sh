@@ -93,6 +93,16 @@ check "distribute() without the citus extension is refused with 55000 ($code)" t
 code=$(sqlstate 1 "SELECT claimqueue.distribute()")
 check "distribute() on a worker is refused with 55000 ($code)" test "$code" = 55000
 
+# Roles whose oids differ between the nodes: a role the coordinator never
+# sees, made on each worker first, shifts every later role's oid there.
+on 1 "SET citus.enable_ddl_propagation = off; CREATE ROLE cq_shift_1; CREATE ROLE cq_shift_2" >/dev/null
+on 2 "SET citus.enable_ddl_propagation = off; CREATE ROLE cq_shift_3" >/dev/null
+on 0 "CREATE ROLE cq_grant_before LOGIN IN ROLE claimqueue_producer, claimqueue_consumer" >/dev/null
+on 0 "CREATE ROLE cq_grant_after LOGIN IN ROLE claimqueue_producer, claimqueue_consumer" >/dev/null
+on 0 "CREATE ROLE cq_grant_none LOGIN IN ROLE claimqueue_producer, claimqueue_consumer" >/dev/null
+on 0 "SELECT create_queue('granted')" >/dev/null
+on 0 "SELECT grant_queue('granted', p, 'cq_grant_before') FROM unnest(ARRAY['produce', 'consume']) p" >/dev/null
+
 # Two queues and their jobs, one of them running: refused (55006), nothing changed.
 on 0 "SELECT create_queue('mail'), create_queue('sms')" >/dev/null
 on 0 "SELECT grant_queue('mail', 'consume', 'claimqueue_consumer')" >/dev/null
@@ -174,6 +184,74 @@ codes=$(psql -qXAt -v VERBOSITY=verbose -h 127.0.0.1 -p "${cq_ports[0]}" -U post
     -c "SET ROLE cq_citus_producer" -c "SELECT enqueue('mail', '{}') FROM generate_series(1, 1)" 2>&1 >/dev/null |
     sed -n 's/^ERROR:  \([0-9A-Z]\{5\}\): .*/\1/p' | tr '\n' ' ')
 check "a session forgets a grant revoked on the reference table's shards ($codes)" test "$codes" = "0A000 42501 "
+
+# Grants by roles that are not superusers, checked on the worker that holds
+# the queue: a role's oid differs from node to node, and each node checks
+# the grant by the grantee's name.
+role_oids() { for n in 0 1 2; do on $n "SELECT oid FROM pg_roles WHERE rolname = '$1'"; done | tr '\n' ' '; }
+oids=$(role_oids cq_grant_before)
+check "the roles' oids differ between the nodes ($oids)" \
+    test "$(tr ' ' '\n' <<<"$oids" | sed '/^$/d' | sort -u | wc -l)" = 3
+# as ROLE SQL: the result of SQL, or the SQLSTATE it fails with, logged in
+# as ROLE on the coordinator.
+as() {
+    local role=$1 out
+    shift
+    out=$(psql -qXAt -v VERBOSITY=verbose -h 127.0.0.1 -p "${cq_ports[0]}" -U "$role" -d "$cq_db" -c "$*" 2>&1)
+    if grep -q '^ERROR:' <<<"$out"; then
+        sed -n 's/^ERROR:  \([0-9A-Z]\{5\}\): .*/\1/p' <<<"$out" | head -1
+    else
+        head -1 <<<"$out"
+    fi
+}
+g=$(shard_node granted)
+lo=$((1 << 48))
+check "grant_queue on the coordinator after distribute()" \
+    test "$(on 0 "SELECT grant_queue('granted', 'produce', 'cq_grant_after')")" = t
+id_before=$(as cq_grant_before "SELECT enqueue('granted', '{}')")
+id_after=$(as cq_grant_after "SELECT enqueue('granted', '{}')")
+check "a role granted before distribute() enqueues through the coordinator, on the worker ($id_before)" \
+    test "${id_before:-0}" -gt "$lo" 2>/dev/null
+check "so does a role granted after it ($id_after)" test "${id_after:-0}" -gt "$lo" 2>/dev/null
+check "and claims there with its consume grant" \
+    test "$(as cq_grant_before "SELECT id FROM dequeue('granted', 'w1')")" = "$id_before"
+code=$(as cq_grant_none "SELECT enqueue('granted', '{}')")
+check "a role without a grant gets 42501 ($code)" test "$code" = 42501
+code=$(as cq_grant_after "SELECT * FROM dequeue('granted', 'w1')")
+check "a produce grant does not let it claim: 42501 ($code)" test "$code" = 42501
+on 0 "SELECT revoke_queue('granted', 'produce', 'cq_grant_after')" >/dev/null
+code=$(as cq_grant_after "SELECT enqueue('granted', '{}')")
+check "a revoke takes effect on the worker: 42501 ($code)" test "$code" = 42501
+check "the worker holds the two jobs enqueued" \
+    test "$(on "$g" "SELECT count(*) FROM claimqueue.jobs WHERE queue = 'granted'")" = 2
+
+# job_status and drop_queue on the coordinator, whose statements Citus plans
+# for each call's values.
+statuses="SELECT string_agg(coalesce(state::text, '-'), ' ' ORDER BY n) FROM job_status(ARRAY[$id_before, $id_after, 999999999]::bigint[]) WITH ORDINALITY s(id, state, attempt, result, last_error, n)"
+got=$(on 0 "$statuses")
+check "job_status on the coordinator reads the jobs on the worker ($got)" test "$got" = "running ready -"
+got=$(as cq_grant_before "$statuses")
+check "a role granted the queue sees them too ($got)" test "$got" = "running ready -"
+got=$(as cq_grant_none "$statuses")
+check "one without a grant sees none ($got)" test "$got" = "- - -"
+# job_errors on the coordinator: the claimed job fails once (a delegated
+# fail_in), and its history is read from the worker.
+on 0 "SELECT fail_in('granted', $id_before, 1, 'boom')" >/dev/null
+got=$(on 0 "SELECT string_agg(attempt || ':' || error, ' ') FROM job_errors($id_before)")
+check "job_errors on the coordinator reads the job's history on the worker ($got)" test "$got" = "1:boom"
+got=$(as cq_grant_before "SELECT count(*) FROM job_errors($id_before)")
+got="$got $(as cq_grant_none "SELECT count(*) FROM job_errors($id_before)")"
+check "the granted role reads it, one without a grant reads nothing ($got)" test "$got" = "1 0"
+others="SELECT count(*) || ' ' || md5(string_agg((to_jsonb(j) - 'queue')::text, '|' ORDER BY j.id)) FROM claimqueue.jobs j WHERE queue <> 'granted'"
+before=$(on 0 "$others")
+code=$(sqlstate 0 "SELECT drop_queue('granted')")
+check "drop_queue on the coordinator refuses a queue with ready or running jobs: 55006 ($code)" \
+    test "$code $(on "$g" "SELECT count(*) FROM claimqueue.jobs WHERE queue = 'granted'")" = "55006 2"
+got=$(on 0 "SELECT drop_queue('granted', force => true)")
+check "drop_queue(force => true) on the coordinator deletes its 2 jobs ($got)" test "$got" = 2
+check "the queue and its jobs are gone on the worker, its grants on every node" \
+    test "$(on "$g" "SELECT count(*) FROM claimqueue.jobs WHERE queue = 'granted'") $(on "$g" "SELECT count(*) FROM claimqueue.queues WHERE name = 'granted'") $(on 1 "SELECT count(*) FROM claimqueue.queue_grants WHERE grantee_name LIKE 'cq_grant_%'") $(on 2 "SELECT count(*) FROM claimqueue.queue_grants WHERE grantee_name LIKE 'cq_grant_%'")" = "0 0 0 0"
+check "every other queue's jobs are kept (count and md5)" test "$(on 0 "$others")" = "$before"
 
 # On a worker: the hot path on the local shard ------------------------------
 # A call made on the worker that holds a queue's shard runs the single-row

@@ -143,6 +143,12 @@ BEGIN
         END IF;
     END LOOP;
 
+    -- Each grant names its grantee as the coordinator knows it now: every
+    -- node checks the grants by that name (src/engine/grants.cpp).
+    UPDATE claimqueue.queue_grants g SET grantee_name = r.rolname
+      FROM pg_catalog.pg_roles r
+     WHERE r.oid = g.grantee::pg_catalog.oid AND g.grantee_name IS DISTINCT FROM r.rolname;
+
     -- The triggers of queues and queue_grants are safe on their shards: the
     -- restore merge skips shards, and the cache triggers invalidate the
     -- table itself (api/queues.sql, src/api/access.cpp).

@@ -103,3 +103,9 @@ COMMENT ON TABLE claimqueue.queue_samples
 -- apart from the definition's enabled, so declaring a schedule again keeps
 -- it. A paused schedule has no next run.
 ALTER TABLE claimqueue.schedules ADD COLUMN paused boolean NOT NULL DEFAULT false;
+
+-- Each grant keeps its grantee's name: under Citus the grants are checked by
+-- it on every node, since a role's oid differs from node to node.
+ALTER TABLE claimqueue.queue_grants ADD COLUMN grantee_name name;
+UPDATE claimqueue.queue_grants g SET grantee_name = r.rolname
+  FROM pg_catalog.pg_roles r WHERE r.oid = g.grantee::pg_catalog.oid;
