@@ -222,9 +222,7 @@ void ForgetUnseenShards()
     ShardState *state;
     while ((state = (ShardState *) hash_seq_search(&seq)) != nullptr) {
         if (!state->seen) {
-            RestartDoneSweep(&state->sweep);
-            if (state->sweep.context != nullptr)
-                MemoryContextDelete(state->sweep.context);
+            RestartDoneSweep(&state->sweep);  // frees its tables' context
             (void) hash_search(shard_states, &state->shardid, HASH_REMOVE, nullptr);
         } else {
             state->seen = false;
